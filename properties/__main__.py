@@ -1,0 +1,3 @@
+from turnbound.properties.cli import run
+
+run()

@@ -1,0 +1,101 @@
+"""Named cases: parameters, a host script and what the reference must do with them.
+
+A case is both a test and a conformance vector: the same JSON file drives the
+unit tests, `turnbound run --all-cases` and vector generation.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from turnbound.reference.errors import DefinitionError, TurnboundError
+from turnbound.reference.host import Script, ScriptHost
+from turnbound.reference.interpreter import run
+from turnbound.reference.loader import pydantic_message
+from turnbound.reference.table import Table
+from turnbound.reference.trace import Trace, probe_line
+
+
+class Expect(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    terminal: str
+    counters: dict[str, int] = Field(default_factory=dict)
+    ops: list[str] | None = None
+    line: str | None = Field(default=None, description="The probe line after 'name: ', verbatim.")
+
+
+class Case(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    order: int = Field(default=0, description="Position in listings (the seed's order); ties by name.")
+    description: str = ""
+    source: str = ""
+    params: dict[str, int] = Field(default_factory=dict)
+    script: Script
+    expect: Expect
+
+
+def load_case(path: Path) -> Case:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DefinitionError(f"{path}: cannot read case: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise DefinitionError(f"{path}: not valid JSON: {exc.msg} at line {exc.lineno}") from None
+    try:
+        case = Case.model_validate(data)
+    except ValidationError as exc:
+        raise DefinitionError(pydantic_message(str(path), exc)) from None
+    if case.name != path.stem:
+        raise DefinitionError(f"{path}: name {case.name!r} differs from the file name {path.stem!r}")
+    return case
+
+
+def load_cases(directory: Path) -> list[Case]:
+    if not directory.is_dir():
+        return []
+    cases = [load_case(p) for p in sorted(directory.glob("*.json"))]
+    return sorted(cases, key=lambda c: (c.order, c.name))
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    case: Case
+    trace: Trace | None
+    line: str
+    mismatches: tuple[str, ...]
+
+    @property
+    def passed(self) -> bool:
+        return not self.mismatches
+
+    @property
+    def probe(self) -> str:
+        return f"{self.case.name}: {self.line}"
+
+
+def check_case(table: Table, case: Case) -> CaseResult:
+    """Run the case on the reference and list every way the result differs from `expect`."""
+    try:
+        trace = run(table, ScriptHost(case.script), case.params)
+    except TurnboundError as exc:
+        return CaseResult(case, None, f"error: {exc}", (str(exc),))
+    line = probe_line(table, trace)
+    exp = case.expect
+    problems = []
+    if trace.terminal != exp.terminal:
+        problems.append(f"terminal {trace.terminal}, expected {exp.terminal}")
+    for name, want in exp.counters.items():
+        got = trace.counters.get(name, trace.variables.get(name))
+        if got != want:
+            problems.append(f"{name}={got}, expected {want}")
+    if exp.ops is not None and trace.ops != exp.ops:
+        problems.append(f"operations {trace.ops}, expected {exp.ops}")
+    if exp.line is not None and line != exp.line:
+        problems.append(f"line {line!r}, expected {exp.line!r}")
+    return CaseResult(case, trace, line, tuple(problems))

@@ -1,0 +1,63 @@
+"""One exception base, split into definition errors (bad input data) and runtime errors.
+
+Every message is a single line that names the file, the item and the field, so a
+CLI can print it as is.
+"""
+
+from __future__ import annotations
+
+
+class TurnboundError(Exception):
+    """Base of every error turnbound reports to a user."""
+
+
+class DefinitionError(TurnboundError):
+    """A table, case, script or vector is not well formed."""
+
+
+class ExpressionError(DefinitionError):
+    """An expression does not parse or does not type-check."""
+
+
+class TableError(DefinitionError):
+    """A transition table breaks one of the loader's rules."""
+
+    def __init__(self, source: str, where: str, message: str) -> None:
+        self.source = source
+        self.where = where
+        self.reason = message
+        super().__init__(f"{source}: {where}: {message}")
+
+
+class RunError(TurnboundError):
+    """A run could not continue for a reason outside the table's semantics."""
+
+
+class ScriptExhausted(RunError):
+    def __init__(self, op: str, call: int) -> None:
+        self.op = op
+        self.call = call
+        super().__init__(f"host script has no outcome for call #{call} of {op!r}: add one to script.{op}")
+
+
+class StuckState(RunError):
+    """No transition is enabled: the table does not cover this state."""
+
+    def __init__(self, location: str, state: str, candidates: list[str]) -> None:
+        self.location = location
+        self.candidates = candidates
+        names = ", ".join(candidates) or "none"
+        super().__init__(
+            f"no transition is enabled at location {location!r} in state {state}; candidates: {names}"
+        )
+
+
+class Nondeterminism(RunError):
+    """More than one transition is enabled: the table is not deterministic here."""
+
+    def __init__(self, location: str, state: str, enabled: list[str]) -> None:
+        self.location = location
+        self.enabled = enabled
+        super().__init__(
+            f"transitions {', '.join(enabled)} are all enabled at location {location!r} in state {state}"
+        )

@@ -1,0 +1,131 @@
+"""The raw table document as pydantic models: the shape a TOML table must have.
+
+This layer checks structure and field types only; cross-references, typing of
+expressions and reachability are the loader's rules (`turnbound.reference.rules`).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+class ProfileDoc(_Strict):
+    name: str
+    title: str = ""
+    seed: str = ""
+    source: str = ""
+    initial: str
+    readings: list[str] = Field(default_factory=list)
+    variant_of: str | None = None
+    step_horizon: int | None = Field(default=None, ge=1)
+
+
+class ParameterDoc(_Strict):
+    doc: str = ""
+    min: int = 0
+    max: int | None = None
+    default: int
+    range: list[int] | None = Field(default=None, min_length=2, max_length=2)
+
+
+class VariableDoc(_Strict):
+    doc: str = ""
+    type: str
+    init: str
+    counter: bool = False
+
+
+class ValueSpecDoc(_Strict):
+    """A fact or failure field: a type and, for integers, the finite range allowed."""
+
+    doc: str = ""
+    type: str
+    min: int | None = None
+    max: int | None = None
+    default: bool | int | str | None = None
+
+
+class OperationDoc(_Strict):
+    doc: str = ""
+    args: dict[str, str] = Field(default_factory=dict)
+    facts: dict[str, ValueSpecDoc] = Field(default_factory=dict)
+    raises: list[str] = Field(default_factory=list)
+
+
+class FailureDoc(_Strict):
+    doc: str = ""
+    fields: dict[str, ValueSpecDoc] = Field(default_factory=dict)
+    to: str | None = None
+
+
+class TransitionDoc(_Strict):
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, populate_by_name=True)
+
+    id: str
+    source: str = Field(alias="from")
+    to: str
+    guard: str = "true"
+    op: str | None = None
+    args: dict[str, str] = Field(default_factory=dict)
+    update: dict[str, str] = Field(default_factory=dict)
+    on_raise: dict[str, str] = Field(default_factory=dict)
+    doc: str = ""
+
+
+class ClaimDoc(_Strict):
+    name: str
+    expr: str
+    doc: str = ""
+    expect: Literal["holds", "violated"] = "holds"
+
+
+class StepPatternDoc(_Strict):
+    """Which host calls a trace property looks at: an operation, an outcome kind, a condition."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, populate_by_name=True)
+
+    op: str | None = None
+    raise_: str | None = Field(default=None, alias="raise")
+    when: str = "true"
+
+
+class TracePropertyDoc(_Strict):
+    """A claim about the sequence of host calls: `op` at most `at_most` times, or
+    after a call matching `after`, no `forbid` call (`any` for every op) next / in the rest."""
+
+    name: str
+    doc: str = ""
+    op: str | None = None
+    at_most: int | None = Field(default=None, ge=0)
+    after: StepPatternDoc | None = None
+    forbid: str | None = None
+    within: Literal["next", "rest"] = "rest"
+    expect: Literal["holds", "violated"] = "holds"
+
+
+class ReportDoc(_Strict):
+    when: str = "true"
+    line: str
+
+
+class TableDoc(_Strict):
+    profile: ProfileDoc
+    parameters: dict[str, ParameterDoc] = Field(default_factory=dict)
+    enums: dict[str, list[str]] = Field(default_factory=dict)
+    variables: dict[str, VariableDoc] = Field(default_factory=dict)
+    operations: dict[str, OperationDoc] = Field(default_factory=dict)
+    failures: dict[str, FailureDoc] = Field(default_factory=dict)
+    locations: dict[str, str] = Field(default_factory=dict)
+    terminals: dict[str, str] = Field(default_factory=dict)
+    transitions: list[TransitionDoc] = Field(default_factory=list)
+    invariants: list[ClaimDoc] = Field(default_factory=list)
+    bounds: list[ClaimDoc] = Field(default_factory=list)
+    lemmas: list[ClaimDoc] = Field(default_factory=list)
+    trace_properties: list[TracePropertyDoc] = Field(default_factory=list)
+    report: list[ReportDoc] = Field(default_factory=list)

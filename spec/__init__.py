@@ -1,0 +1,1 @@
+"""The bundled tables, cases, schemas and vectors (data only; this file makes them installable)."""

@@ -1,0 +1,53 @@
+"""Every seed case reproduces on the reference, figure for figure."""
+
+from __future__ import annotations
+
+import pytest
+from turnbound.reference.cases import check_case
+from turnbound.reference.monitors import check_trace
+from turnbound.reference.profiles import load_profile, profile_cases, profile_names
+
+from tests.conftest import SEEDS
+
+ALL = [(name, case) for name in profile_names() for case in profile_cases(load_profile(name))]
+
+
+@pytest.mark.parametrize(("profile", "case"), ALL, ids=[f"{p}/{c.name}" for p, c in ALL])
+def test_case_reproduces(profile: str, case: object) -> None:
+    table = load_profile(profile)
+    result = check_case(table, case)  # type: ignore[arg-type]
+    assert result.passed, result.mismatches
+    assert result.trace is not None
+    assert check_trace(table, result.trace) == []
+
+
+def test_deeptutor_has_the_eleven_seed_cases() -> None:
+    names = {c.name for c in profile_cases(load_profile("deeptutor-scheduler"))}
+    assert len(names) == 11
+    assert {
+        "ordinary_cap",
+        "recovery_answer",
+        "recovery_tools",
+        "recovery_rejected",
+        "partial_error",
+        "forced_finish_extra_2",
+        "abort_during_dispatch",
+        "incomplete_call_round",
+    } <= names
+
+
+def test_probe_lines_stand_verbatim_in_the_seed() -> None:
+    """The seed's 'Selected output' lines are our case lines, character for character."""
+    seed = SEEDS / "000_62d844e9b3342951.txt"
+    if not seed.exists():
+        pytest.skip("the seed documents are not beside this checkout")
+    text = seed.read_text()
+    table = load_profile("deeptutor-scheduler")
+    shown = [check_case(table, c).probe for c in profile_cases(table)]
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.endswith("Selected output:")) + 1
+    end = next(i for i, line in enumerate(lines) if line.startswith("PASS: 11 synthetic"))
+    selected = [line for line in lines[start:end] if line.strip()]
+    assert len(selected) == 7
+    for line in selected:
+        assert line in shown
