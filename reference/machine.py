@@ -65,7 +65,9 @@ class Machine:
         self._out: dict[str, tuple[_CompiledTransition, ...]] = {
             loc: tuple(self._compile(t) for t in ts) for loc, ts in table.outgoing.items()
         }
+        self._by_id = {c.t.id: c for cs in self._out.values() for c in cs}
         self._outcomes: dict[str, tuple[Outcome, ...]] = {}
+        self._env: tuple[State, dict[str, Value]] | None = None
 
     def _compile(self, t: Transition) -> _CompiledTransition:
         return _CompiledTransition(
@@ -83,9 +85,14 @@ class Machine:
         return State(self.table.initial, values)
 
     def env(self, state: State) -> dict[str, Value]:
+        """Parameters, variables and readable facts by name (shared: copy it before changing it)."""
+        cached = self._env
+        if cached is not None and cached[0] is state:
+            return cached[1]
         env: dict[str, Value] = dict(self.params)
         env.update(zip(self.var_names, state.values, strict=True))
         env.update(state.facts)
+        self._env = (state, env)
         return env
 
     def is_terminal(self, state: State) -> bool:
@@ -120,10 +127,7 @@ class Machine:
         return {name: fn(env) for name, fn in compiled.args}
 
     def _find(self, t: Transition) -> _CompiledTransition:
-        for c in self._out[t.source]:
-            if c.t.id == t.id:
-                return c
-        raise KeyError(t.id)
+        return self._by_id[t.id]
 
     # -- taking a transition ---------------------------------------------
 
@@ -150,8 +154,7 @@ class Machine:
             fields = complete(self.table.failures[outcome.raise_].fields, outcome.fields)
             return State(t.on_raise[outcome.raise_], state.values, tuple(sorted(fields.items())))
         facts = complete(op.facts, outcome.facts or {})
-        env = self.env(state)
-        env.update(facts)
+        env = {**self.env(state), **facts}
         c = self._find(t)
         return State(t.target, self._updated(c, state, env), tuple(sorted(facts.items())))
 
