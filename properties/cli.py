@@ -5,7 +5,13 @@ from __future__ import annotations
 import sys
 
 import click
+from turnbound.properties import cmd_conform  # noqa: F401  (registers commands)
+from turnbound.properties import cmd_explore  # noqa: F401  (registers commands)
+from turnbound.properties import cmd_fuzz  # noqa: F401  (registers commands)
+from turnbound.properties import cmd_graph  # noqa: F401  (registers commands)
 from turnbound.properties import cmd_run  # noqa: F401  (registers commands)
+from turnbound.properties import cmd_validate  # noqa: F401  (registers commands)
+from turnbound.properties import cmd_vectors  # noqa: F401  (registers commands)
 from turnbound.properties.cli_app import CommandFailed, app
 from turnbound.reference.errors import TurnboundError
 

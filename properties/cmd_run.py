@@ -18,6 +18,7 @@ from turnbound.properties.cli_app import (
     parse_param_values,
     usage_error,
 )
+from turnbound.properties.itf import write_itf
 from turnbound.reference.cases import CaseResult, check_case
 from turnbound.reference.errors import DefinitionError
 from turnbound.reference.host import ScriptHost, parse_script
@@ -58,6 +59,7 @@ def profiles(as_json: bool) -> None:
 @click.option("--case", "case", multiple=True, metavar="NAME", help="Run the named case (repeatable).")
 @click.option("--all-cases", is_flag=True, help="Run every case of the profile.")
 @click.option("--script", type=click.Path(path_type=Path), help="A host script (or case) JSON file.")
+@click.option("--itf", type=click.Path(path_type=Path), help="With --script: also write the trace as ITF.")
 @param_option
 @json_option
 def run_cmd(
@@ -65,6 +67,7 @@ def run_cmd(
     case: tuple[str, ...],
     all_cases: bool,
     script: Path | None,
+    itf: Path | None,
     param: tuple[str, ...],
     as_json: bool,
 ) -> None:
@@ -77,8 +80,10 @@ def run_cmd(
     if script is not None:
         if case or all_cases:
             usage_error("--script can not be combined with --case or --all-cases")
-        _run_script(profile, script, parse_param_values(param), as_json)
+        _run_script(profile, script, parse_param_values(param), as_json, itf)
         return
+    if itf is not None:
+        usage_error("--itf applies to --script")
     if param:
         usage_error("--param applies to --script; a case carries its own parameters")
     known = {c.name: c for c in profile_cases(table)}
@@ -123,7 +128,9 @@ def _print_results(results: list[CaseResult]) -> None:
         console.print(f"  {r.case.name}: " + "; ".join(r.mismatches), markup=False)
 
 
-def _run_script(profile: str, path: Path, params: dict[str, int], as_json: bool) -> None:
+def _run_script(
+    profile: str, path: Path, params: dict[str, int], as_json: bool, itf: Path | None = None
+) -> None:
     table = load_profile(profile)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -138,6 +145,8 @@ def _run_script(profile: str, path: Path, params: dict[str, int], as_json: bool)
         params = {**case_params, **params}
         data = data["script"]
     trace = run_table(table, ScriptHost(parse_script(data, str(path))), params)
+    if itf is not None:
+        write_itf(itf, table, trace, {"description": f"{table.name} on {path}"})
     if as_json:
         emit_json(trace.to_json())
         return

@@ -34,6 +34,7 @@ from turnbound.reference.table import (
     Variable,
 )
 from turnbound.reference.types import BOOL, INT, Domain, EnumType, IntType, Type, conforms
+from turnbound.reference.wellformed import check_wellformed
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
@@ -197,7 +198,7 @@ class _Loader:
         trace_properties = self.build_trace_properties(operations, failures)
         report = self.build_report(state_scope, operations, terminals, variables, params)
         outgoing = {loc: tuple(t for t in transitions if t.source == loc) for loc in locations}
-        return Table(
+        table = Table(
             name=d.profile.name,
             title=d.profile.title,
             source=self.source,
@@ -222,6 +223,8 @@ class _Loader:
             step_horizon=d.profile.step_horizon,
             outgoing=MappingProxyType(outgoing),
         )
+        check_wellformed(table)  # guards exclusive and covering, for all parameter values (z3)
+        return table
 
     def build_variables(self, param_scope: Scope) -> tuple[Variable, ...]:
         out = []

@@ -1,0 +1,130 @@
+"""Traces in the Informal Trace Format (ITF), the JSON trace format of Apalache and Quint.
+
+A trace becomes one ITF state per transition taken (internal ones included), so the
+location and every variable of the table are visible at each point, as a TLA+ or
+Quint reader expects. Integers are written as `{"#bigint": "N"}`; the outcome of a
+host call is a variant `{"tag": ..., "value": ...}` as Quint writes sum types.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from turnbound.reference.errors import DefinitionError
+from turnbound.reference.machine import Machine, State
+from turnbound.reference.outcomes import Outcome
+from turnbound.reference.table import Table
+from turnbound.reference.trace import Trace
+from turnbound.reference.types import Value
+
+FORMAT_DESCRIPTION = "https://apalache-mc.org/docs/adr/015adr-trace.html"
+LOCATION = "location"
+ACTION = "action"
+"""The transition that led into a state (`init` for the first)."""
+HOST_VARS = ("op", "args", "outcome")
+"""What the host call of that transition asked and got (empty for an internal transition)."""
+
+
+def encode(value: Any) -> Any:
+    """A Python value as ITF JSON: integers as #bigint, lists as ITF lists, dicts as records."""
+    if isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return {"#bigint": str(value)}
+    if isinstance(value, list | tuple):
+        return [encode(v) for v in value]
+    if isinstance(value, Mapping):
+        return {str(k): encode(v) for k, v in value.items()}
+    raise TypeError(f"no ITF encoding for {type(value).__name__}")
+
+
+def decode(value: Any) -> Any:
+    """ITF JSON back to Python values (#bigint to int, records to dicts)."""
+    if isinstance(value, list):
+        return [decode(v) for v in value]
+    if isinstance(value, dict):
+        if set(value) == {"#bigint"}:
+            return int(value["#bigint"])
+        if set(value) == {"#tup"}:
+            return tuple(decode(v) for v in value["#tup"])
+        if set(value) == {"#set"}:
+            return [decode(v) for v in value["#set"]]
+        if set(value) == {"#map"}:
+            return {decode(k): decode(v) for k, v in value["#map"]}
+        return {k: decode(v) for k, v in value.items() if k != "#meta"}
+    return value
+
+
+def _outcome_variant(outcome: Outcome | None) -> dict[str, Any]:
+    if outcome is None:
+        return {"tag": "None", "value": {"#tup": []}}
+    if outcome.raise_ is not None:
+        return {"tag": "Raise", "value": {"error": outcome.raise_, **encode(dict(outcome.fields))}}
+    return {"tag": "Facts", "value": encode(dict(outcome.facts or {}))}
+
+
+def to_itf(table: Table, trace: Trace, meta: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The trace as an ITF document: one state per transition, replayed on the table."""
+    machine = Machine(table, trace.params)
+    params = [p.name for p in table.parameters]
+    variables = [LOCATION, *machine.var_names, ACTION, *HOST_VARS]
+
+    def state(
+        index: int, s: State, action: str, op: str, args: Mapping[str, Value], out: Outcome | None
+    ) -> dict[str, Any]:
+        doc: dict[str, Any] = {"#meta": {"index": index}}
+        doc.update({name: encode(machine.params[name]) for name in params})
+        doc[LOCATION] = s.location
+        doc.update({name: encode(v) for name, v in machine.variables(s).items()})
+        doc[ACTION] = action
+        doc.update({"op": op, "args": encode(dict(args)), "outcome": _outcome_variant(out)})
+        return doc
+
+    current = machine.initial()
+    states = [state(0, current, "init", "", {}, None)]
+    steps = iter(trace.steps)
+    for tid in trace.path:
+        t = table.transition(tid)
+        if t.op is None:
+            current = machine.take_internal(current, t)
+            states.append(state(len(states), current, tid, "", {}, None))
+            continue
+        step = next(steps)
+        if machine.violation(t, step.outcome):
+            current = machine.contract_state(current)
+        else:
+            current = machine.take_outcome(current, t, step.outcome)
+        states.append(state(len(states), current, tid, step.op, step.args, step.outcome))
+    head: dict[str, Any] = {
+        "format": "ITF",
+        "format-description": FORMAT_DESCRIPTION,
+        "source": table.source,
+        "profile": table.name,
+        "table_sha256": table.digest,
+        "terminal": trace.terminal,
+    }
+    head.update(meta or {})
+    return {"#meta": head, "params": params, "vars": variables, "states": states}
+
+
+def write_itf(path: Path, table: Table, trace: Trace, meta: Mapping[str, Any] | None = None) -> None:
+    try:
+        path.write_text(json.dumps(to_itf(table, trace, meta), indent=2) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise DefinitionError(f"{path}: cannot write the ITF trace: {exc.strerror}") from None
+
+
+def read_itf(path: Path) -> list[dict[str, Any]]:
+    """The states of an ITF file as plain values (each without its #meta)."""
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise DefinitionError(f"{path}: cannot read: {exc.strerror}") from None
+    except json.JSONDecodeError as exc:
+        raise DefinitionError(f"{path}: not valid JSON: {exc.msg} at line {exc.lineno}") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("states"), list):
+        raise DefinitionError(f'{path}: not an ITF trace (no "states" list)')
+    return [decode(s) for s in doc["states"]]

@@ -1,0 +1,277 @@
+"""Trace validation: does a log recorded from a real run follow the table?
+
+The log holds protocol v1 messages, one JSON object per line: `start`, then each host
+call as an `op` followed by the host's `result` or `raise`, then `end` — several runs
+may follow each other (`stop` lines are ignored). The table is stepped alongside: each
+`op` must be the call the table makes at that point, with the same arguments; the
+host's answers drive the table on; each `end` must name the terminal and counters the
+table reached. The first line that no transition explains rejects the log.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from turnbound.properties.scheduler import End, OpRequest, Request
+from turnbound.properties.wire import ProtocolError, message_outcome, parse_request
+from turnbound.reference.errors import DefinitionError, RunError
+from turnbound.reference.machine import Machine
+from turnbound.reference.table import Table, Transition
+from turnbound.reference.trace import Step, Trace
+from turnbound.reference.types import Value
+
+Message = tuple[int, dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Rejection:
+    line: int
+    message: str
+
+
+@dataclass(frozen=True)
+class Validation:
+    profile: str
+    source: str
+    runs: tuple[Trace, ...]
+    """Each run the table followed; after a rejection, the last is the part up to it."""
+    rejection: Rejection | None
+
+    @property
+    def accepted(self) -> bool:
+        return self.rejection is None
+
+    @property
+    def operations(self) -> int:
+        return sum(len(r.steps) for r in self.runs)
+
+
+class _Rejected(Exception):
+    def __init__(self, line: int, message: str) -> None:
+        super().__init__(message)
+        self.rejection = Rejection(line, message)
+
+
+def read_log(path: Path) -> list[Message]:
+    """The log's messages with their line numbers; a malformed line is an error naming it."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DefinitionError(f"{path}: cannot read the log: {exc}") from None
+    messages: list[Message] = []
+    for n, raw in enumerate(text.splitlines(), 1):
+        if not raw.strip():
+            continue
+        try:
+            msg = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise DefinitionError(f"{path}:{n}: not valid JSON: {exc.msg} (column {exc.colno})") from None
+        if not isinstance(msg, dict) or not isinstance(msg.get("type"), str):
+            raise DefinitionError(f'{path}:{n}: expected a JSON object with a "type"')
+        messages.append((n, msg))
+    return messages
+
+
+def validate(table: Table, path: Path, params: Mapping[str, int] | None = None) -> Validation:
+    """Check every run in the log at `path` against the table."""
+    log = _Cursor(read_log(path))
+    runs: list[Trace] = []
+    try:
+        while not log.done:
+            n, msg = log.take("a start message")
+            if msg["type"] == "stop":
+                continue
+            if msg["type"] != "start":
+                raise _Rejected(n, f"expected a start message, the log has {_describe(msg)}")
+            _Run(table, path, _params(table, path, n, msg, params or {}), log, runs).follow()
+    except _Rejected as exc:
+        return Validation(table.name, str(path), tuple(runs), exc.rejection)
+    if not runs:
+        raise DefinitionError(f"{path}: the log holds no run (no start message)")
+    return Validation(table.name, str(path), tuple(runs), None)
+
+
+class _Cursor:
+    def __init__(self, messages: list[Message]) -> None:
+        self.messages = messages
+        self.at = 0
+
+    @property
+    def done(self) -> bool:
+        return self.at >= len(self.messages)
+
+    @property
+    def line(self) -> int:
+        """The line of the next message (one past the last line at the end)."""
+        if self.done:
+            return self.messages[-1][0] + 1 if self.messages else 1
+        return self.messages[self.at][0]
+
+    def take(self, wanted: str) -> Message:
+        if self.done:
+            raise _Rejected(self.line, f"the log ends before the run does; expected {wanted}")
+        self.at += 1
+        return self.messages[self.at - 1]
+
+
+def _params(
+    table: Table, path: Path, n: int, msg: dict[str, Any], given: Mapping[str, int]
+) -> dict[str, int]:
+    profile = msg.get("profile")
+    if profile is not None and profile != table.name:
+        raise _Rejected(n, f"the run is of profile {profile!r}, not {table.name!r}")
+    logged = msg.get("params", {})
+    if not isinstance(logged, dict):
+        raise DefinitionError(f'{path}:{n}: "params" must be an object')
+    for name, value in given.items():
+        if name in logged and logged[name] != value:
+            raise DefinitionError(
+                f"{path}:{n}: the log's start has {name}={logged[name]}, --param says {value}"
+            )
+    try:
+        return Machine(table, {**logged, **given}).params
+    except DefinitionError as exc:
+        raise DefinitionError(f"{path}:{n}: {exc}") from None
+
+
+class _Run:
+    """One run of the log, stepped alongside the table."""
+
+    def __init__(
+        self,
+        table: Table,
+        path: Path,
+        params: dict[str, int],
+        log: _Cursor,
+        runs: list[Trace],
+    ) -> None:
+        self.table = table
+        self.path = path
+        self.machine = Machine(table, params)
+        self.log = log
+        self.runs = runs
+        self.state = self.machine.initial()
+        self.steps: list[Step] = []
+        self.transitions: list[str] = []
+
+    def follow(self) -> None:
+        try:
+            self._follow()
+        except _Rejected:
+            self.runs.append(self._trace())
+            raise
+
+    def _follow(self) -> None:
+        m = self.machine
+        while True:
+            t = self._next_call()
+            if t is None:
+                n, msg = self.log.take("the end of the run")
+                self._check_end(n, msg)
+                self.runs.append(self._trace())
+                return
+            expected = self._expected_call(t)
+            n, msg = self.log.take(expected)
+            request = self._request(n, msg)
+            if (
+                not isinstance(request, OpRequest)
+                or request.op != t.op
+                or request.args != m.args(self.state, t)
+            ):
+                raise _Rejected(n, f"expected {expected}, the log has {_describe(msg)}")
+            n, reply = self.log.take(f"the host's answer to line {n}")
+            if reply["type"] not in ("result", "raise"):
+                raise _Rejected(n, f"expected the host's answer to {t.op}, the log has {_describe(reply)}")
+            try:
+                outcome = message_outcome(reply)
+            except (ProtocolError, ValueError) as exc:
+                raise DefinitionError(f"{self.path}:{n}: {_first_line(exc)}") from None
+            violation = m.violation(t, outcome)
+            self.state = m.contract_state(self.state) if violation else m.take_outcome(self.state, t, outcome)
+            self.transitions.append(t.id)
+            self.steps.append(
+                Step(
+                    op=request.op,
+                    args=request.args,
+                    outcome=outcome,
+                    counters=m.counters(self.state),
+                    transition=t.id,
+                )
+            )
+
+    def _next_call(self) -> Transition | None:
+        """Take internal transitions; the next transition that calls the host, or None at a terminal."""
+        m = self.machine
+        while not m.is_terminal(self.state):
+            try:
+                t = m.select(self.state)
+            except RunError as exc:
+                raise _Rejected(self.log.line, f"no transition explains the next step: {exc}") from None
+            if t.op is not None:
+                return t
+            self.state = m.take_internal(self.state, t)
+            self.transitions.append(t.id)
+        return None
+
+    def _expected_call(self, t: Transition) -> str:
+        m = self.machine
+        return (
+            f"{t.op}({_kv(m.args(self.state, t))}) (transition {t.id}, after {_kv(m.counters(self.state))})"
+        )
+
+    def _check_end(self, n: int, msg: dict[str, Any]) -> None:
+        m, state = self.machine, self.state
+        ends = f"{state.location} ({_kv(m.counters(state))})"
+        end = self._request(n, msg)
+        if not isinstance(end, End):
+            raise _Rejected(n, f"the table ends the run at {ends}, the log has {_describe(msg)}")
+        if end.terminal != state.location or end.counters != m.counters(state):
+            raise _Rejected(
+                n, f"the table ends the run at {ends}, the log ends at {end.terminal} ({_kv(end.counters)})"
+            )
+
+    def _request(self, n: int, msg: dict[str, Any]) -> Request | None:
+        """An op or end message, checked for its shape; None for another kind of message."""
+        if msg["type"] not in ("op", "end"):
+            return None
+        if msg["type"] == "op" and isinstance(msg.get("op"), str) and msg["op"] not in self.table.operations:
+            raise _Rejected(n, f"{msg['op']!r} is not an operation of {self.table.name}")
+        try:
+            return parse_request(msg, self.table)
+        except ProtocolError as exc:
+            raise DefinitionError(f"{self.path}:{n}: {exc}") from None
+
+    def _trace(self) -> Trace:
+        m, state = self.machine, self.state
+        return Trace(
+            profile=self.table.name,
+            params=dict(m.params),
+            steps=self.steps,
+            terminal=state.location,
+            counters=m.counters(state),
+            variables=m.variables(state),
+            path=self.transitions,
+        )
+
+
+def _describe(msg: dict[str, Any]) -> str:
+    kind = msg.get("type")
+    if kind == "op":
+        args = msg.get("args", {})
+        return f"{msg.get('op')}({_kv(args) if isinstance(args, dict) else args})"
+    if kind == "end":
+        counters = msg.get("counters")
+        return f"end {msg.get('terminal')} ({_kv(counters) if isinstance(counters, dict) else counters})"
+    return f"a {kind} message"
+
+
+def _kv(values: Mapping[str, Value]) -> str:
+    return ", ".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in values.items())
+
+
+def _first_line(exc: Exception) -> str:
+    return str(exc).splitlines()[0]

@@ -1,0 +1,319 @@
+"""Deterministic, total guards: proved with z3 for every parameter value.
+
+At every location the guards of the outgoing transitions must exclude each other
+(else the table is nondeterministic) and cover every case (else a run gets stuck).
+The runtime catches both only on the states a run happens to visit; this check
+covers all of them, so the loader rejects such a table before anything runs.
+
+The cases checked are every valuation of the parameters within their declared
+domains, of the facts readable at the location within their declared domains, and
+of the variables within their types, restricted by two assumptions:
+  * an int variable is >= 0 if that is provably kept by the table (its initial value
+    is >= 0 and every update keeps it so) -- counters, typically;
+  * the table's lemmas hold (`turnbound prove` proves them).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Literal
+
+import z3
+from turnbound.reference.errors import TableError
+from turnbound.reference.expr import Expr, refs, render
+from turnbound.reference.expr_z3 import const, decode, domain_constraint, to_z3, type_constraint
+from turnbound.reference.table import Table, Transition, ValueSpec
+from turnbound.reference.types import INT, IntType, Value
+
+QUERY_TIMEOUT_MS = 10_000
+
+FactSpecs = Mapping[str, tuple[ValueSpec, ...]]
+"""A readable fact's name to its specs, one per kind of entering edge (their domains may differ)."""
+
+
+def available_facts(table: Table) -> dict[str, dict[str, tuple[ValueSpec, ...]]]:
+    """The facts readable at each place: those every entering edge provides (as the loader rules).
+
+    A host call's facts (or a raised failure's fields) live at the place the call leads
+    to; an internal transition and the initial state carry none.
+    """
+    incoming: dict[str, list[dict[str, ValueSpec]]] = {table.initial: [{}]}
+    for t in table.transitions:
+        if t.op is None:
+            incoming.setdefault(t.target, []).append({})
+            continue
+        incoming.setdefault(t.target, []).append({f.name: f for f in table.operations[t.op].facts})
+        for err, target in t.on_raise.items():
+            incoming.setdefault(target, []).append({f.name: f for f in table.failures[err].fields})
+    out: dict[str, dict[str, tuple[ValueSpec, ...]]] = {}
+    for place, edges in incoming.items():
+        common = {name: (spec,) for name, spec in edges[0].items()}
+        for edge in edges[1:]:
+            common = {
+                name: (*specs, edge[name])
+                for name, specs in common.items()
+                if name in edge and edge[name].domain.type == specs[0].domain.type
+            }
+        out[place] = common
+    return out
+
+
+def in_some_domain(term: z3.ExprRef, specs: tuple[ValueSpec, ...]) -> z3.BoolRef:
+    return z3.Or(*[domain_constraint(term, s.domain) for s in specs])
+
+
+@dataclass(frozen=True)
+class GuardProblem:
+    """Two transitions enabled at once, or none, at a location: with a valuation where it happens."""
+
+    location: str
+    kind: Literal["overlap", "uncovered"]
+    transitions: tuple[str, ...]
+    guards: tuple[str, ...]
+    witness: tuple[tuple[str, Value], ...]
+
+    def message(self) -> str:
+        at = ", ".join(f"{k}={_text(v)}" for k, v in self.witness) or "every state"
+        if self.kind == "overlap":
+            a, b = self.transitions
+            return (
+                f"guards of transitions {a!r} and {b!r} overlap: both `{self.guards[0]}` and "
+                f"`{self.guards[1]}` hold at {at}; make them exclusive (the table must be deterministic)"
+            )
+        listed = "; ".join(f"{t}: `{g}`" for t, g in zip(self.transitions, self.guards, strict=True))
+        return (
+            f"no outgoing transition is enabled at {at} (guards: {listed}); "
+            "add a transition or widen a guard so every case is covered"
+        )
+
+
+def _text(v: Value) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)
+
+
+class _Names:
+    """z3 constants for one location's view: parameters, variables and its readable facts."""
+
+    def __init__(self, table: Table, facts: FactSpecs, prefix: str = "") -> None:
+        self.params = {p.name: z3.Int(f"{prefix}{p.name}") for p in table.parameters}
+        self.vars = {v.name: const(f"{prefix}{v.name}", v.type) for v in table.variables}
+        self.facts = {n: const(f"{prefix}fact:{n}", s[0].domain.type) for n, s in facts.items()}
+
+    def env(self) -> dict[str, z3.ExprRef]:
+        return {**self.params, **self.vars, **self.facts}
+
+
+def parameter_domains(table: Table, params: Mapping[str, z3.ExprRef]) -> list[z3.BoolRef]:
+    out = []
+    for p in table.parameters:
+        out.append(params[p.name] >= p.min)
+        if p.max is not None:
+            out.append(params[p.name] <= p.max)
+    return out
+
+
+def _solver() -> z3.Solver:
+    s = z3.SimpleSolver()
+    s.set("timeout", QUERY_TIMEOUT_MS)
+    return s
+
+
+def nonnegative_variables(table: Table) -> tuple[str, ...]:
+    """Int variables that provably never go below zero (the greatest set that keeps itself so)."""
+    facts = available_facts(table)
+    kept = {v.name for v in table.variables if isinstance(v.type, IntType)}
+    while kept:
+        broken = _broken_nonnegative(table, kept, facts)
+        if not broken:
+            break
+        kept -= broken
+    return tuple(v.name for v in table.variables if v.name in kept)
+
+
+def _broken_nonnegative(table: Table, assumed: set[str], facts: Mapping[str, FactSpecs]) -> set[str]:
+    """The assumed-nonnegative variables that an initial value or one update can make negative."""
+    names = _Names(table, {})
+    s = _solver()
+    s.add(*parameter_domains(table, names.params))
+    inits = {v.name: to_z3(v.init, names.params) for v in table.variables if v.name in assumed}
+    broken = _negative_in_model(s, inits)
+    for t in table.transitions:
+        updates = {v: e for v, e in t.updates if v in assumed and v not in broken}
+        if not updates:
+            continue
+        here = _Names(table, facts.get(t.source, {}), "pre:")
+        s = _solver()
+        s.add(*parameter_domains(table, here.params))
+        s.add(*[here.vars[v] >= 0 for v in assumed])
+        s.add(*[type_constraint(here.vars[v.name], v.type) for v in table.variables])
+        s.add(*[in_some_domain(here.facts[n], specs) for n, specs in facts.get(t.source, {}).items()])
+        env = here.env()
+        s.add(to_z3(t.guard, env))
+        if t.op is not None:
+            for f in table.operations[t.op].facts:
+                env[f.name] = const(f"post:{f.name}", f.domain.type)
+                s.add(domain_constraint(env[f.name], f.domain))
+        broken |= _negative_in_model(s, {v: to_z3(e, env) for v, e in updates.items()})
+    return broken
+
+
+def _negative_in_model(s: z3.Solver, terms: Mapping[str, z3.ExprRef]) -> set[str]:
+    """The names whose term can be negative (an undecided query counts as negative: no assumption)."""
+    if not terms:
+        return set()
+    s.add(z3.Or(*[t < 0 for t in terms.values()]))
+    verdict = s.check()
+    if verdict == z3.unsat:
+        return set()
+    if verdict != z3.sat:
+        return set(terms)
+    model = s.model()
+    return {n for n, t in terms.items() if z3.is_true(model.eval(t < 0, model_completion=True))}
+
+
+def _witness(
+    model: z3.ModelRef, names: _Names, table: Table, read: set[str], facts: FactSpecs
+) -> tuple[tuple[str, Value], ...]:
+    out: list[tuple[str, Value]] = []
+    for p in table.parameters:
+        if p.name in read:
+            out.append((p.name, decode(model.eval(names.params[p.name], model_completion=True), INT)))
+    for v in table.variables:
+        if v.name in read:
+            out.append((v.name, decode(model.eval(names.vars[v.name], model_completion=True), v.type)))
+    for n, specs in facts.items():
+        if n in read:
+            out.append((n, decode(model.eval(names.facts[n], model_completion=True), specs[0].domain.type)))
+    return tuple(out)
+
+
+def _undecided(table: Table, location: str, what: str, reason: str) -> TableError:
+    return TableError(
+        table.source,
+        f"location {location!r}",
+        f"z3 could not decide whether {what} ({reason}); simplify the guards (linear integer arithmetic)",
+    )
+
+
+def _location_problem(
+    table: Table, location: str, facts: FactSpecs, nonneg: tuple[str, ...]
+) -> GuardProblem | None:
+    outgoing: tuple[Transition, ...] = table.outgoing.get(location, ())
+    if not outgoing:
+        return None
+    names = _Names(table, facts)
+    env = names.env()
+    s = _solver()
+    s.add(*parameter_domains(table, names.params))
+    s.add(*[type_constraint(names.vars[v.name], v.type) for v in table.variables])
+    s.add(*[names.vars[v] >= 0 for v in nonneg])
+    s.add(*[in_some_domain(names.facts[n], specs) for n, specs in facts.items()])
+    s.add(*[to_z3(lemma.expr, env) for lemma in table.lemmas])
+    guards = [to_z3(t.guard, env) for t in outgoing]
+    read = set().union(*(_names(t.guard) for t in outgoing))
+    s.push()
+    s.add(z3.PbGe([(g, 1) for g in guards], 2))
+    verdict = s.check()
+    if verdict == z3.sat:
+        model = s.model()
+        on = [i for i, g in enumerate(guards) if z3.is_true(model.eval(g, model_completion=True))]
+        a, b = outgoing[on[0]], outgoing[on[1]]
+        return GuardProblem(
+            location,
+            "overlap",
+            (a.id, b.id),
+            (render(a.guard), render(b.guard)),
+            _witness(model, names, table, read, facts),
+        )
+    if verdict != z3.unsat:
+        raise _undecided(table, location, "two guards overlap", s.reason_unknown())
+    s.pop()
+    s.add(*[z3.Not(g) for g in guards])
+    verdict = s.check()
+    if verdict == z3.sat:
+        return GuardProblem(
+            location,
+            "uncovered",
+            tuple(t.id for t in outgoing),
+            tuple(render(t.guard) for t in outgoing),
+            _witness(s.model(), names, table, read, facts),
+        )
+    if verdict != z3.unsat:
+        raise _undecided(table, location, "the guards cover every case", s.reason_unknown())
+    return None
+
+
+def _names(node: Expr) -> set[str]:
+    return {r.name for r in refs(node)}
+
+
+def guard_problems(table: Table) -> list[GuardProblem]:
+    """Every location's first overlap or gap, in declaration order (empty: well formed)."""
+    facts = available_facts(table)
+    nonneg = nonnegative_variables(table)
+    out = []
+    for location in table.locations:
+        problem = _location_problem(table, location, facts.get(location, {}), nonneg)
+        if problem is not None:
+            out.append(problem)
+    return out
+
+
+_CHECKED: dict[str, tuple[GuardProblem, ...]] = {}
+_ENABLED: ContextVar[bool] = ContextVar("turnbound_wellformed_enabled", default=True)
+
+
+def _key(table: Table) -> str:
+    """What the check reads, canonically (a mutant with the same digest text but other guards differs)."""
+    parts = (
+        table.initial,
+        [(p.name, p.min, p.max) for p in table.parameters],
+        [(v.name, str(v.type), render(v.init)) for v in table.variables],
+        [(o.name, [(f.name, f.domain) for f in o.facts]) for o in table.operations.values()],
+        [(f.name, [(x.name, x.domain) for x in f.fields]) for f in table.failures.values()],
+        list(table.locations),
+        [
+            (
+                t.id,
+                t.source,
+                t.target,
+                render(t.guard),
+                t.op,
+                [(v, render(e)) for v, e in t.updates],
+                sorted(t.on_raise.items()),
+            )
+            for t in table.transitions
+        ],
+        [render(c.expr) for c in table.lemmas],
+    )
+    return hashlib.sha256(repr(parts).encode()).hexdigest()
+
+
+def check_wellformed(table: Table) -> None:
+    """Raise a one-line `TableError` for the first location whose guards overlap or leave a gap."""
+    if not _ENABLED.get():
+        return
+    key = _key(table)
+    problems = _CHECKED.get(key)
+    if problems is None:
+        problems = tuple(guard_problems(table))
+        _CHECKED[key] = problems
+    if problems:
+        first = problems[0]
+        raise TableError(table.source, f"location {first.location!r}", first.message())
+
+
+@contextmanager
+def unchecked() -> Iterator[None]:
+    """Load tables without this check: for tests of the runtime's own stuck/nondeterminism errors."""
+    token = _ENABLED.set(False)
+    try:
+        yield
+    finally:
+        _ENABLED.reset(token)

@@ -1,0 +1,76 @@
+"""Hostile implementations under test: each MODE misbehaves in one way on the wire.
+
+    python iut.py MODE [ARG]
+
+Every mode reads the first `start` message first, so the misbehaviour happens inside a case.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+OP = {"type": "op", "op": "call_round", "args": {"mode": "exploration", "recovery": False}}
+
+
+def say(msg: object) -> None:
+    sys.stdout.write(json.dumps(msg) + "\n")
+    sys.stdout.flush()
+
+
+def main(mode: str, arg: str | None) -> int:
+    if mode == "once":  # misbehave (crash) in the first process only, then be the real scheduler
+        if not os.path.exists(arg or ""):
+            open(arg or "", "w").close()
+            sys.stdin.readline()
+            raise RuntimeError("first process crashes")
+        node = os.path.join(os.path.dirname(__file__), "..", "node", "deeptutor-scheduler.js")
+        os.execvp("node", ["node", node])
+    sys.stdin.readline()  # start
+    if mode == "hang":
+        time.sleep(3600)
+    elif mode == "hang-mid-case":
+        say(OP)
+        sys.stdin.readline()
+        time.sleep(3600)
+    elif mode == "crash":
+        say(OP)
+        sys.stdin.readline()
+        sys.stderr.write("about to fail\n")
+        raise ValueError("the scheduler crashed on purpose")
+    elif mode == "exit-early":
+        return 0
+    elif mode == "garbage":
+        sys.stdout.write("this is not json\n")
+        sys.stdout.flush()
+    elif mode == "wrong-type":
+        say({"type": "result", "facts": {}})
+    elif mode == "unknown-op":
+        say({"type": "op", "op": "launch_missiles", "args": {}})
+    elif mode == "missing-field":
+        say({"type": "end", "terminal": "finish"})
+    elif mode == "bad-arg":
+        say({"type": "op", "op": "call_round", "args": {"mode": "exploration", "recovery": 1}})
+    elif mode == "flood-line":
+        sys.stdout.write("x" * 10_000_000)
+        sys.stdout.flush()
+    elif mode == "flood-messages":
+        while True:  # asks again and again without reading the answers
+            say({"type": "op", "op": "finish", "args": {}})
+    elif mode == "grandchild":  # leaves a sleeping child behind, tells its pid, then hangs
+        child = subprocess.Popen(["sleep", "3600"])
+        sys.stderr.write(f"grandchild {child.pid}\n")
+        sys.stderr.flush()
+        time.sleep(3600)
+    else:
+        sys.stderr.write(f"unknown mode {mode}\n")
+        return 2
+    time.sleep(3600)  # after the misbehaviour, stay alive: turnbound must still not wait forever
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None))
