@@ -25,9 +25,10 @@
 #    budget values, and shown tight.
 
 # %%
+import itertools
+
 import networkx as nx
 from IPython.display import SVG, Markdown, display
-
 from turnbound.properties.explorer import PathStep, describe_outcome, explore, replay
 from turnbound.properties.graph_model import control_flow, highlight, state_graph, state_path_edges
 from turnbound.properties.graph_render import render
@@ -54,7 +55,8 @@ def show_trace(trace: Trace) -> None:
     for i, step in enumerate(trace.steps, 1):
         args = ", ".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in step.args.items())
         counters = " ".join(f"{k}={v}" for k, v in step.counters.items())
-        print(f"{i:2}. {step.transition:22} {step.op}({args}) -> {describe_outcome(step.outcome)}   [{counters}]")
+        answer = describe_outcome(step.outcome)
+        print(f"{i:2}. {step.transition:22} {step.op}({args}) -> {answer}   [{counters}]")
     print(f"    terminal: {trace.terminal}")
 
 
@@ -89,7 +91,13 @@ display(SVG(render(control_flow(table), "svg")))
 # host call returns) and the expected ending. The reference interpreter runs them all.
 
 # %%
-seed_rows = ["ordinary_cap", "recovery_answer", "recovery_tools", "recovery_rejected", "ordinary_cap_no_extra"]
+seed_rows = [
+    "ordinary_cap",
+    "recovery_answer",
+    "recovery_tools",
+    "recovery_rejected",
+    "ordinary_cap_no_extra",
+]
 cases = {c.name: c for c in profile_cases(table)}
 results = [check_case(table, cases[name]) for name in seed_rows]
 md_table(
@@ -111,7 +119,9 @@ s = x.summary
 print(f"{s.states} states, {s.edges} edges; terminal states by kind: {s.terminals}")
 print(f"worst case of each counter: {s.max}")
 naive = s.claim("naive_rounds_bound")
-print(f"naive reading `{naive.text}`: {naive.verdict} (largest rounds {naive.lhs_max}, budget sum {naive.rhs})")
+print(
+    f"naive reading `{naive.text}`: {naive.verdict} (largest rounds {naive.lhs_max}, budget sum {naive.rhs})"
+)
 
 # %% [markdown]
 # The seed's synthetic host only ever answered a round with tools or with an answer; it
@@ -143,21 +153,35 @@ seed_world = nx.descendants(seed_graph, 0) | {0}
 def shortest_run(node):
     """The shortest seed-host path to a state, replayed on the interpreter."""
     nodes = nx.shortest_path(seed_graph, 0, node)
-    path = [PathStep(g.edges[a, b]["transition"], g.edges[a, b]["op"], g.edges[a, b]["outcome"]) for a, b in zip(nodes, nodes[1:])]
+    path = [
+        PathStep(g.edges[a, b]["transition"], g.edges[a, b]["op"], g.edges[a, b]["outcome"])
+        for a, b in itertools.pairwise(nodes)
+    ]
     return nodes, replay(table, x.params, path).trace
 
 
-endings = {}
+endings = {}  # one shortest run per distinct ending: terminal and counters
 for node in sorted(n for n in seed_world if g.nodes[n]["terminal"]):
     nodes, trace = shortest_run(node)
-    endings.setdefault((trace.counters["rounds"], trace.terminal, tuple(trace.counters.values())), (node, nodes, trace))
+    endings.setdefault((trace.terminal, *trace.counters.values()), (nodes, trace))
 
-rows = []
-for (rounds, terminal, _), (node, nodes, trace) in sorted(endings.items(), key=lambda kv: (-kv[0][0], kv[0][1:])):
-    seed_case = next((r.case.name for r in results if r.trace.counters == trace.counters and r.trace.terminal == trace.terminal), "")
-    rows.append((rounds, *(trace.counters[c] for c in ("exploration_rounds", "settlement_rounds", "tool_steps")), trace.ops[-1], seed_case or "(not in the seed)"))
-md_table(["rounds", "exploration", "settlement", "tool steps", "last operation", "seed row"], rows)
-three = [v for k, v in endings.items() if k[0] == 3]
+
+def seed_row(trace):
+    same = (
+        r.case.name
+        for r in results
+        if (r.trace.terminal, r.trace.counters) == (trace.terminal, trace.counters)
+    )
+    return next(same, "(not in the seed)")
+
+
+COUNTERS = ("rounds", "exploration_rounds", "settlement_rounds", "tool_steps")
+runs = sorted(endings.values(), key=lambda v: tuple(-v[1].counters[c] for c in COUNTERS))
+md_table(
+    ["rounds", "exploration", "settlement", "tool steps", "last operation", "seed row"],
+    [(*(t.counters[c] for c in COUNTERS), t.ops[-1], seed_row(t)) for _, t in runs],
+)
+three = [(nodes, t) for nodes, t in runs if t.counters["rounds"] == 3]
 print(f"{len(endings)} endings with the seed's host; {len(three)} of them reach three rounds")
 
 # %% [markdown]
@@ -167,12 +191,12 @@ print(f"{len(endings)} endings with the seed's host; {len(three)} of them reach 
 # two-round forced finish, plus two early answers the seed had no reason to list.
 #
 # The picture shows that part of the state graph; the paths to the three-round endings
-# are drawn in red. Hover over an edge of the SVG to see the host's answer.
+# are drawn in red; each edge says which transition it took and what the host answered.
 
 # %%
-marked = [e for _, nodes, _ in three for e in state_path_edges(x, nodes)]
+marked = [e for nodes, _ in three for e in state_path_edges(x, nodes)]
 picture = highlight(
-    state_graph(x, keep=seed_world),
+    state_graph(x, keep=seed_world, edge_labels=True),
     marked,
     note="red: the paths to the three-round endings",
 )
@@ -187,9 +211,13 @@ display(SVG(render(picture, "svg")))
 # %%
 violation = s.violation("naive_rounds_bound")
 md_table(
-    ["#", "probe line of a three-round ending", "host calls", "bundled case"],
-    [(i, e.line, len(e.witness.trace.steps), e.case or "") for i, e in enumerate(violation.exits, 1)],
+    ["#", "terminal", "probe line of a three-round ending", "host calls", "bundled case"],
+    [
+        (i, e.witness.trace.terminal, e.line, len(e.witness.trace.steps), e.case or "")
+        for i, e in enumerate(violation.exits, 1)
+    ],
 )
+print(f"{len(violation.exits)} distinct three-round endings over all host behaviours")
 
 # %% [markdown]
 # ## 4. The bound, proved for every budget value, and tight
@@ -201,8 +229,10 @@ md_table(
 # replayed on the interpreter.
 
 # %%
-prover = Prover(table)
-proofs = {r.goal.name: r for r in prover.prove_all(["rounds_bound", "settlement_bound", "naive_rounds_bound"])}
+prover = Prover(table, timeout=10.0)  # seconds per claim: a guard, these proofs take about one
+proofs = {
+    r.goal.name: r for r in prover.prove_all(["rounds_bound", "settlement_bound", "naive_rounds_bound"])
+}
 md_table(
     ["claim", "verdict", "method", "tight", "seconds"],
     [(n, r.verdict, r.method, r.tight, f"{r.seconds:.2f}") for n, r in proofs.items()],

@@ -28,9 +28,8 @@
 import textwrap
 
 import matplotlib.pyplot as plt
-from matplotlib.ticker import MaxNLocator
 from IPython.display import Markdown, display
-
+from matplotlib.ticker import MaxNLocator
 from turnbound.properties.explorer import explore
 from turnbound.properties.graph_model import exit_shares
 from turnbound.properties.prover import Prover
@@ -86,9 +85,12 @@ for table in tables:
         configs += [c for v in range(lo, hi + 1) if (c := {**base, knob: v}) not in configs]
     summaries = explore_all(table, configs, max_states=MAX_STATES, progress=False)
     measured = {tuple(s.params.items()): s for s in summaries if s.complete}
-    proofs = {r.goal.name: r for r in Prover(table, timeout=PROOF_TIMEOUT_S).prove_all([b.name for b, *_ in plotted])}
+    proofs = {
+        r.goal.name: r
+        for r in Prover(table, timeout=PROOF_TIMEOUT_S).prove_all([b.name for b, *_ in plotted])
+    }
     plans[table.name] = (table, base, plotted, measured, proofs, len(configs))
-    print(f"{table.name}: {len(measured)} of {len(configs)} configurations explored (at most {MAX_STATES} states each)")
+    print(f"{table.name}: {len(measured)} of {len(configs)} configurations explored (<= {MAX_STATES} states)")
 
 # %%
 VERDICT = {"proved": "proved for all values", "refuted": "refuted", "unknown": "not decided in time"}
@@ -98,9 +100,9 @@ for name, (table, base, plotted, measured, proofs, _) in plans.items():
     panels = [(b, lhs, rhs, knob) for b, lhs, rhs, knobs in plotted for knob in knobs]
     rows_n = -(-len(panels) // COLUMNS)
     fig, axes = plt.subplots(rows_n, COLUMNS, figsize=(13, 3.9 * rows_n), squeeze=False)
-    for ax in axes.flat[len(panels):]:
+    for ax in axes.flat[len(panels) :]:
         ax.set_visible(False)
-    for ax, (bound, lhs, rhs, knob) in zip(axes.flat, panels):
+    for ax, (bound, lhs, _, knob) in zip(axes.flat, panels, strict=False):
         lo, hi = table.parameter(knob).range
         xs, worst, formula = [], [], []
         for v in range(lo, hi + 1):
@@ -111,7 +113,7 @@ for name, (table, base, plotted, measured, proofs, _) in plans.items():
             xs.append(v)
             worst.append(c.lhs_max)
             formula.append(c.rhs)
-        claim = textwrap.fill(f"{render(lhs)} <= {render(rhs)}", 52)
+        claim = textwrap.fill(render(bound.expr), 52)
         ax.plot(xs, formula, "-", color="tab:blue", linewidth=2, label="the bound's formula")
         ax.plot(xs, worst, "o", color="tab:red", markersize=8, label="worst case (explorer)")
         ax.set_title(f"{bound.name}: {VERDICT[proofs[bound.name].verdict]}\n{claim}", fontsize=9)
@@ -122,22 +124,32 @@ for name, (table, base, plotted, measured, proofs, _) in plans.items():
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         ax.margins(y=0.15)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=8, loc="upper left")
+        ax.legend(fontsize=8)
     fig.suptitle(f"{name}: worst case over every host behaviour vs. the bound", fontsize=12)
     fig.tight_layout()
     plt.show()
 
 # %%
 rows = []
-for name, (table, base, plotted, measured, proofs, total) in plans.items():
-    for bound, lhs, rhs, knobs in plotted:
+for name, (_, _, plotted, measured, proofs, _) in plans.items():
+    for bound, *_ in plotted:
         p = proofs[bound.name]
         points = [s.claim(bound.name) for s in measured.values()]
         met = sum(1 for c in points if c.tight)
         rows.append(
-            (name, bound.name, f"`{render(bound.expr)}`", bound.expect, p.verdict, f"{met} of {len(points)}", f"{p.seconds:.1f}")
+            (
+                name,
+                bound.name,
+                f"`{render(bound.expr)}`",
+                bound.expect,
+                p.verdict,
+                f"{met} of {len(points)}",
+                f"{p.seconds:.1f}",
+            )
         )
-md_table(["profile", "bound", "claim", "expected", "prover", "met exactly (explored points)", "proof s"], rows)
+md_table(
+    ["profile", "bound", "claim", "expected", "prover", "met exactly (explored points)", "proof s"], rows
+)
 
 # %% [markdown]
 # A bound that holds and is met exactly at every explored point is **tight**: no smaller
@@ -169,7 +181,13 @@ for table in tables:
 md_table(
     ["profile", "parameters", "exit", "behaviours", "random host"],
     [
-        (name, ", ".join(f"{k}={v}" for k, v in params.items()), e.terminal, f"{e.paths:,}", f"{e.probability:.1%}")
+        (
+            name,
+            ", ".join(f"{k}={v}" for k, v in params.items()),
+            e.terminal,
+            f"{e.paths:,}",
+            f"{e.probability:.1%}",
+        )
         for name, (params, shares) in exits.items()
         for e in shares.values()
     ],
@@ -191,7 +209,7 @@ for ax, measure, title in (
         for kind, e in shares.items():
             width = getattr(e, measure) / total
             ax.barh(row, width, left=start, color=colours[kind], edgecolor="white")
-            if width > 0.06:
+            if width > 0.12:
                 ax.text(start + width / 2, row, kind, ha="center", va="center", fontsize=7)
             start += width
     ax.set_xlim(0, 1)

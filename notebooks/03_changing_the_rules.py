@@ -25,7 +25,6 @@
 
 # %%
 from IPython.display import SVG, Markdown, display
-
 from turnbound.properties.explorer import describe_outcome, explore
 from turnbound.properties.graph_model import control_flow, highlight, trace_edges
 from turnbound.properties.graph_render import render
@@ -55,7 +54,8 @@ def show_trace(trace):
     for i, step in enumerate(trace.steps, 1):
         args = ", ".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in step.args.items())
         counters = " ".join(f"{k}={v}" for k, v in step.counters.items())
-        print(f"{i:2}. {step.transition:22} {step.op}({args}) -> {describe_outcome(step.outcome)}   [{counters}]")
+        answer = describe_outcome(step.outcome)
+        print(f"{i:2}. {step.transition:22} {step.op}({args}) -> {answer}   [{counters}]")
     print(f"    terminal: {trace.terminal}")
 
 
@@ -71,10 +71,13 @@ two_recoveries = edit(
     original_text,
     (
         "[variables.recovery_used]",
-        '[variables.recoveries]\ndoc = "Recovery offers made."\ntype = "int"\ninit = "0"\n\n[variables.recovery_used]',
+        '[variables.recoveries]\ntype = "int"\ninit = "0"\n\n[variables.recovery_used]',
     ),
     (f'guard = "{GUARD} and not recovery_used"', f'guard = "{GUARD} and recoveries < 2"'),
-    ('update = { recovery_used = "true" }', 'update = { recovery_used = "true", recoveries = "recoveries + 1" }'),
+    (
+        'update = { recovery_used = "true" }',
+        'update = { recovery_used = "true", recoveries = "recoveries + 1" }',
+    ),
     (f'guard = "{GUARD} and recovery_used"', f'guard = "{GUARD} and recoveries >= 2"'),
 )
 
@@ -113,7 +116,7 @@ for name, t in versions.items():
 
 # %%
 explored = {name: explore(t, PARAMS) for name, t in versions.items()}
-proved = {name: {r.goal.name: r for r in Prover(t).prove_all()} for name, t in versions.items()}
+proved = {name: {r.goal.name: r for r in Prover(t, timeout=10.0).prove_all()} for name, t in versions.items()}
 
 claims = [c for c in explored["original"].summary.claims if c.name in proved["original"]]
 rows = []

@@ -29,16 +29,21 @@
 import textwrap
 
 import matplotlib.pyplot as plt
-from matplotlib.ticker import MaxNLocator
 from IPython.display import Markdown, display
-
+from matplotlib.ticker import MaxNLocator
 from turnbound.properties.explorer import explore
 from turnbound.properties.graph_model import exit_shares
 from turnbound.properties.prover import Prover
 from turnbound.reference.expr import render
 from turnbound.reference.profiles import load_profile
 
-PROFILES = ["deeptutor-scheduler", "dsh-turn-guard", "dsh-turn-guard-refire", "dsh-turn-unguarded", "tool-call-budget"]
+PROFILES = [
+    "deeptutor-scheduler",
+    "dsh-turn-guard",
+    "dsh-turn-guard-refire",
+    "dsh-turn-unguarded",
+    "tool-call-budget",
+]
 PROOF_TIMEOUT_S = 3.0
 tables = {name: load_profile(name) for name in PROFILES}
 
@@ -117,7 +122,7 @@ display(Markdown("\n".join(lines)))
 # %%
 names = list(measured)
 fig, axes = plt.subplots(2, 3, figsize=(16, 10))
-for ax, name in zip(axes.flat, names):
+for ax, name in zip(axes.flat, names, strict=False):
     base, summary, shares, effects, proofs = measured[name]
     counters = list(tables[name].counters)
     knobs = list(effects)
@@ -131,7 +136,7 @@ for ax, name in zip(axes.flat, names):
     ax.set_ylabel("change of the worst case")
     cut = "\nworst cases cut off at the step horizon" if "horizon" in shares else ""
     ax.set_title(f"{name}\n{textwrap.fill('base: ' + fmt(base), 58)}{cut}", fontsize=9)
-    ax.legend(fontsize=8, title="knob raised", title_fontsize=8)
+    ax.legend(fontsize=8, title="knob raised", title_fontsize=8, loc="best")
     ax.grid(axis="y", alpha=0.3)
 
 ax = axes.flat[len(names)]

@@ -177,11 +177,12 @@ def _verdict_text(c: ClaimResult) -> str:
 
 
 def _bound_cell(c: ClaimResult) -> str:
-    """`3 = 3` tight, `2 < 3` slack, `3 > 2` broken (worst case, then the bound)."""
-    if c.lhs_max is None:
-        return "-"
-    if c.rhs is None:
-        return "broken" if c.verdict == "violated" else ("tight" if c.tight else "slack")
+    """`3 = 3` tight, `2 < 3` slack, `3 > 2` broken (worst case, then the bound); words for
+    bounds of another shape or whose right side reads variables."""
+    if c.lhs_max is None or c.rhs is None:
+        if c.verdict != "holds" or c.tight is None:
+            return {"violated": "broken"}.get(c.verdict, c.verdict)
+        return "tight" if c.tight else "slack"
     sign = ">" if c.lhs_max > c.rhs else ("=" if c.lhs_max == c.rhs else "<")
     return f"{c.lhs_max} {sign} {c.rhs}"
 

@@ -127,9 +127,8 @@ def _highlighted(picture: Graph, table: Table, exploration: Exploration, v: Viol
     if not states:
         return highlight(picture, trace_edges(table, v.witness.trace), note=note)
     nodes = path_nodes(exploration, v.witness.path)
-    width = len(str(max(exploration.graph.nodes, default=0)))
     return highlight(
-        picture, state_path_edges(exploration, nodes), nodes=[state_id(nodes[-1], width)], note=note
+        picture, state_path_edges(exploration, nodes), nodes=[state_id(exploration, nodes[-1])], note=note
     )
 
 

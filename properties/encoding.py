@@ -25,6 +25,7 @@ from typing import Literal
 import z3
 from turnbound.reference.expr import Expr, Ref, refs
 from turnbound.reference.expr_z3 import const, decode, domain_constraint, to_z3, type_constraint
+from turnbound.reference.outcomes import Outcome
 from turnbound.reference.table import ANY_OP, Table, TraceProperty, Transition, ValueSpec
 from turnbound.reference.types import INT, Type, Value
 from turnbound.reference.wellformed import available_facts
@@ -89,6 +90,29 @@ class StateValues:
     ghosts: tuple[int, ...]
 
 
+@dataclass(frozen=True)
+class Run:
+    """A run read from a model: the parameters, the states and the edges between them."""
+
+    params: dict[str, int]
+    states: list[StateValues]
+    edges: list[Edge]
+    outcomes: list[dict[str, Value]]
+
+    def script(self) -> dict[str, list[Outcome]]:
+        queues: dict[str, list[Outcome]] = {}
+        for e, values in zip(self.edges, self.outcomes, strict=True):
+            op = e.transition.op
+            if e.kind == "internal" or op is None:
+                continue
+            if e.kind == "success":
+                outcome = Outcome(facts=dict(values))
+            else:
+                outcome = Outcome.of_raise(e.error or "", **values)
+            queues.setdefault(op, []).append(outcome)
+        return queues
+
+
 class Encoding:
     def __init__(self, table: Table) -> None:
         self.table = table
@@ -105,6 +129,7 @@ class Encoding:
             for place, facts in available_facts(table).items()
         }
         self.properties: tuple[TraceProperty, ...] = table.trace_properties
+        self.var_types: dict[str, Type] = {v.name: v.type for v in table.variables}
         self.edges = tuple(self._edges())
         self._frames = 0
         self.pattern = (self.frame("pattern:a"), self.frame("pattern:b"))
@@ -319,6 +344,24 @@ class Encoding:
         p = self.properties[index]
         g = f.ghosts[index]
         return g <= p.limit if p.kind == "at_most" else g != VIOLATED
+
+    def outcome_specs(self, e: Edge) -> tuple[ValueSpec, ...]:
+        """The facts (or failure fields) the host returns on this edge."""
+        op = e.transition.op
+        if e.kind == "internal" or op is None:
+            return ()
+        return (
+            self.table.operations[op].facts
+            if e.kind == "success"
+            else self.table.failures[e.error or ""].fields
+        )
+
+    def fact_type(self, e: Edge, name: str) -> Type:
+        return next(s.domain.type for s in self.outcome_specs(e) if s.name == name)
+
+    def fact_term(self, g: Frame, e: Edge, name: str) -> z3.ExprRef:
+        """The frame's constant for a fact the edge into it returned."""
+        return g.facts[fact_key(name, self.fact_type(e, name))]
 
     # -- reading models -----------------------------------------------------------
 

@@ -17,6 +17,11 @@ What is checked (issue 3, parts 1 and 2):
   to that many host calls; reaching it is reported as `horizon reached`;
 - `deterministic`: a reachable state with no enabled transition, or more than one.
 
+API: `explore(table, params) -> Exploration` (`.summary`, `.violations`, `.covered`,
+`.graph`, `.path_to(node)`, `.steps(walk)`, `.witness(node)`, `.exits(claim)`);
+`replay(table, params, steps) -> Replay` turns a path into a host script and the
+interpreter's trace; sweeps are in `turnbound.properties.sweep`.
+
 Claims with `expect = "violated"` must be refuted; a verdict that differs from the
 claim's `expect` makes the exploration fail (`Summary.ok`). Termination has no
 `expect` in the table language: it is expected to hold, except that a table which

@@ -14,7 +14,7 @@ from typing import Any
 
 from hypothesis import seed as hypothesis_seed
 from hypothesis.errors import Flaky
-from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
+from hypothesis.stateful import run_state_machine_as_test
 from turnbound.properties.fuzz_coverage import Coverage
 from turnbound.properties.fuzz_settings import fuzz_settings
 from turnbound.properties.fuzz_swarm import OutcomeDomains, ParamChoice
@@ -77,20 +77,18 @@ def fuzz(
     coverage = Coverage(OutcomeDomains(table))
     machine = machine_for(table, params, scheduler, settings=settings_name, coverage=coverage)
 
-    def make() -> RuleBasedStateMachine:
-        return machine()
-
     counterexample: dict[str, Any] | None = None
     start = perf_counter()
     try:
         run_state_machine_as_test(
-            hypothesis_seed(seed)(make), settings=profile.hypothesis(examples, quiet=True)
+            hypothesis_seed(seed)(machine), settings=profile.hypothesis(examples, quiet=True, shrink=shrink)
         )
     except FuzzFailure as exc:
         counterexample = exc.counterexample
     except Flaky as exc:
         raise RunError(
-            f"{table.name}: a failure did not reproduce when replayed; is the scheduler deterministic? ({exc})"
+            f"{table.name}: a failure did not reproduce when replayed; "
+            f"is the scheduler deterministic? ({exc})"
         ) from None
     return FuzzResult(
         profile=table.name,

@@ -58,9 +58,12 @@ class Coverage:
         self.terminals: dict[str, int] = dict.fromkeys([*own, *BUILTIN_TERMINALS], 0)
         self.transitions: dict[str, int] = {t.id: 0 for t in table.transitions}
         self.refuted: dict[str, int] = {}
-        for claim in (*table.invariants, *table.lemmas, *table.bounds, *table.trace_properties):
+        for claim in (*table.invariants, *table.lemmas, *table.bounds):
             if claim.expect == "violated":
                 self.refuted[claim.name] = 0
+        for prop in table.trace_properties:
+            if prop.expect == "violated":
+                self.refuted[prop.name] = 0
 
     def commit(self, tally: Tally) -> None:
         if self.frozen:

@@ -19,7 +19,7 @@ from turnbound.reference.expr import Expr, Ref, render, walk
 from turnbound.reference.expr_compile import Compiled, compile_expr
 from turnbound.reference.interpreter import DEFAULT_MAX_STEPS
 from turnbound.reference.machine import Machine, State
-from turnbound.reference.monitors import MonitorState, Monitors
+from turnbound.reference.monitors import Monitors, MonitorState
 from turnbound.reference.outcomes import Outcome
 from turnbound.reference.table import CONTRACT_VIOLATION, Claim, Table, Transition
 from turnbound.reference.trace import HORIZON, Step, Trace

@@ -27,7 +27,7 @@ class FuzzSettings:
     def hypothesis(
         self, examples: int | None = None, *, quiet: bool = False, shrink: bool = True
     ) -> settings:
-        """The Hypothesis settings: no database, no deadline, one bug reported, shrinking unless told not to."""
+        """Hypothesis settings: no database, no deadline, one bug reported, shrinking unless told not to."""
         return settings(
             max_examples=examples if examples is not None else self.examples,
             stateful_step_count=self.steps,
@@ -46,7 +46,7 @@ PROFILES: dict[str, FuzzSettings] = {
     p.name: p
     for p in (
         FuzzSettings("quick", 100, 10, 100, "CI: a few seconds per profile."),
-        FuzzSettings("thorough", 1_000, 20, 200, "Nightly and mutation agreement: about a minute per profile."),
+        FuzzSettings("thorough", 1_000, 20, 200, "Nightly and mutation agreement: a minute per profile."),
         FuzzSettings("nightly", 10_000, 20, 500, "A long soak: minutes per profile."),
     )
 }

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
+from math import prod
 
 from hypothesis import strategies as st
 from turnbound.reference.errors import DefinitionError
@@ -31,8 +32,6 @@ SLOTS_PER_WEIGHT = 4
 FAILURE_WEIGHTS = (0, 1, 3)
 """A failure's weight for one example: off, 4 in 64 calls, or 12 in 64 calls that may raise it."""
 CONTRACT_WEIGHTS = (0, 0, 0, 1)
-FREE_CODES = 5
-"""A fact is free on codes 0..4 and pinned to its i-th value on code 5+i: a boolean is pinned 2 times in 7."""
 
 ParamChoice = int | Sequence[int]
 
@@ -92,6 +91,11 @@ class OutcomeDomains:
                     key = tuple(outcome.fields[f] for f, _ in self.fields[outcome.raise_])
                     by_raise[(outcome.raise_, key)] = outcome
             self.ops[name] = _OpDomain(facts, op.raises, by_facts, by_raise, self._probes(name, facts))
+        sizes = [len(d.by_facts) for d in self.ops.values()] + [len(d.probes) for d in self.ops.values()]
+        sizes += [prod(len(values) for _, values in fields) for fields in self.fields.values()]
+        self.uniform = max(64 * KIND_SLOTS, *sizes)
+        """Every draw of a reply is an integer in this one range, reduced modulo what it picks
+        from: when a shrink changes the path, later replies still read valid choices."""
 
     def _probes(self, op: str, facts: tuple[tuple[str, tuple[Value, ...]], ...]) -> tuple[Outcome, ...]:
         """Replies just outside the contract: an integer one past its range, a required fact left out."""
@@ -112,18 +116,36 @@ class OutcomeDomains:
 
 
 def swarms(domains: OutcomeDomains) -> st.SearchStrategy[Swarm]:
+    """One draw per operation (pin one of its facts, or none), per failure (its weight, one pinned
+    field) and for contract probes: few choices, so the shrinker has little to minimise."""
     table = domains.table
-    facts = [(op, f, values) for op, d in domains.ops.items() for f, values in d.facts if len(values) > 1]
-    fields = [(n, f, values) for n, fs in domains.fields.items() for f, values in fs if len(values) > 1]
+    fact_pins = [_pin_options(op, d.facts) for op, d in domains.ops.items()]
+    field_pins = [_pin_options(name, fields) for name, fields in domains.fields.items()]
 
     @st.composite
     def draw_swarm(draw: st.DrawFn) -> Swarm:
-        pinned = tuple((op, f, v) for op, f, values in facts if (v := _pin(draw, values)) is not None)
+        pinned = tuple(pin for options in fact_pins if (pin := _pin(draw, options)) is not None)
         failures = tuple((name, draw(st.sampled_from(FAILURE_WEIGHTS))) for name in table.failures)
-        field_pins = tuple((n, f, v) for n, f, values in fields if (v := _pin(draw, values)) is not None)
-        return Swarm(pinned, failures, field_pins, draw(st.sampled_from(CONTRACT_WEIGHTS)))
+        fields = tuple(pin for options in field_pins if (pin := _pin(draw, options)) is not None)
+        return Swarm(pinned, failures, fields, draw(st.sampled_from(CONTRACT_WEIGHTS)))
 
     return draw_swarm()
+
+
+Pin = tuple[str, str, Value]
+
+
+def _pin_options(owner: str, specs: tuple[tuple[str, tuple[Value, ...]], ...]) -> tuple[Pin, ...]:
+    return tuple((owner, name, v) for name, values in specs if len(values) > 1 for v in values)
+
+
+def _pin(draw: st.DrawFn, options: tuple[Pin, ...]) -> Pin | None:
+    """None (about half the time) or one of the options; the draw's shape depends on the table only."""
+    if not options:
+        return None
+    free = max(2, len(options))
+    code = draw(_index(free + len(options)))
+    return None if code < free else options[code - free]
 
 
 @dataclass(frozen=True)
@@ -143,24 +165,22 @@ def plan(domains: OutcomeDomains, swarm: Swarm, op: str) -> OutcomePlan:
     kinds = [(name, weights.get(name, 0) * SLOTS_PER_WEIGHT) for name in d.raises if weights.get(name, 0)]
     if d.probes and swarm.contract:
         kinds.append((CONTRACT, swarm.contract * SLOTS_PER_WEIGHT))
-    facts = [f for f, _ in d.facts]
     return OutcomePlan(
         op,
         tuple(kinds),
-        tuple((facts.index(f), v) for o, f, v in swarm.pinned if o == op),
+        _positions(d.facts, [(f, v) for o, f, v in swarm.pinned if o == op]),
         {
-            name: tuple(
-                ([f for f, _ in domains.fields[name]].index(f), v) for n, f, v in swarm.field_pins if n == name
-            )
+            name: _positions(domains.fields[name], [(f, v) for n, f, v in swarm.field_pins if n == name])
             for name in d.raises
         },
     )
 
 
-def _pin(draw: st.DrawFn, values: tuple[Value, ...]) -> Value | None:
-    """None (free) or a pinned value, from one draw: a fixed shape keeps shrinking aligned."""
-    code = draw(_index(FREE_CODES + len(values)))
-    return None if code < FREE_CODES else values[code - FREE_CODES]
+def _positions(
+    specs: tuple[tuple[str, tuple[Value, ...]], ...], pins: list[tuple[str, Value]]
+) -> tuple[tuple[int, Value], ...]:
+    names = [name for name, _ in specs]
+    return tuple((names.index(name), value) for name, value in pins)
 
 
 @st.composite
@@ -168,37 +188,38 @@ def outcomes(draw: st.DrawFn, domains: OutcomeDomains, p: OutcomePlan) -> tuple[
     """One host reply under the plan, with its kind (`facts`, a failure name or `contract`).
 
     The shape of the draws depends on the table only, never on the swarm (a kind point,
-    then one index into the full facts product; a failure adds its fields' index), so
-    when the shrinker unpins a fact or lowers a weight the rest of the example still
+    then one index into the full facts product, pins applied afterwards; a failure adds
+    its fields' index), and every draw reads the same integer range, so when the shrinker
+    unpins a fact, lowers a weight or changes the path, the rest of the example still
     lines up. Every draw shrinks toward 0: a normal reply with each fact at its first value.
     """
     d = domains.ops[p.op]
     kind = FACTS
     if d.raises or d.probes:
-        point = KIND_SLOTS - 1 - draw(_index(KIND_SLOTS))
+        point = KIND_SLOTS - 1 - draw(_index(domains.uniform)) % KIND_SLOTS
         for name, slots in p.kinds:
             if point < slots:
                 kind = name
                 break
             point -= slots
-    facts = _pick(draw, [values for _, values in d.facts], p.fact_pins)
+    facts = _pick(draw, domains.uniform, [values for _, values in d.facts], p.fact_pins)
     if kind == FACTS:
         return kind, d.by_facts[facts]
     if kind == CONTRACT:
-        return kind, d.probes[draw(_index(len(d.probes))) if len(d.probes) > 1 else 0]
-    fields = _pick(draw, [values for _, values in domains.fields[kind]], p.field_pins[kind])
+        return kind, d.probes[draw(_index(domains.uniform)) % len(d.probes)]
+    fields = _pick(draw, domains.uniform, [values for _, values in domains.fields[kind]], p.field_pins[kind])
     return kind, d.by_raise[(kind, fields)]
 
 
 def _pick(
-    draw: st.DrawFn, choices: Sequence[tuple[Value, ...]], pins: tuple[tuple[int, Value], ...]
+    draw: st.DrawFn, uniform: int, choices: Sequence[tuple[Value, ...]], pins: tuple[tuple[int, Value], ...]
 ) -> tuple[Value, ...]:
     """One value from each choice list, all from a single drawn index (mixed radix, first list slowest),
     then the pinned positions overridden."""
     size = 1
     for c in choices:
         size *= len(c)
-    index = draw(_index(size)) if size > 1 else 0
+    index = draw(_index(uniform)) % size if size > 1 else 0
     picked: list[Value] = []
     for c in reversed(choices):
         index, digit = divmod(index, len(c))
@@ -231,7 +252,9 @@ def parameter_values(table: Table, given: Mapping[str, ParamChoice] | None) -> d
         for value in out[p.name]:
             check_params(table, {p.name: value})
     if given:
-        check_params(table, given)  # names the unknown parameter
+        unknown = sorted(given)[0]
+        known = ", ".join(p.name for p in table.parameters) or "none"
+        raise DefinitionError(f"{table.name}: unknown parameter {unknown!r}; parameters: {known}")
     return out
 
 

@@ -54,13 +54,14 @@ def describe_property(p: TraceProperty) -> str:
     if p.kind == "at_most":
         return f"{p.op} at most {p.limit} time{'s' if p.limit != 1 else ''}"
     assert p.after is not None
-    after = p.after.op or "any operation"
     if p.after.raise_:
-        after += f" raises {p.after.raise_}"
+        after = f"{p.after.op} raises {p.after.raise_}" if p.after.op else f"{p.after.raise_} is raised"
+    else:
+        after = p.after.op or "any operation"
     if render(p.after.when) != "true":
-        after += f" when {render(p.after.when)}"
-    forbid = "any operation" if p.forbid == ANY_OP else p.forbid
-    when = "next" if p.within == "next" else "later"
+        after += f" with {render(p.after.when)}"
+    forbid = "host operation" if p.forbid == ANY_OP else p.forbid
+    when = "next" if p.within == "next" else "afterwards"
     return f"after {after}: no {forbid} {when}"
 
 

@@ -182,17 +182,12 @@ def highlight(graph: Graph, edges: Iterable[EdgeId], nodes: Iterable[str] = (), 
     )
 
 
-def facts_text(facts: Iterable[tuple[str, Value]]) -> str:
-    """Compact facts: true booleans by name, false ones left out, other values as name=value."""
-    parts = [k if v is True else f"{k}={_value_text(v)}" for k, v in facts if v is not False]
-    return ", ".join(parts)
-
-
 # -- the reachable state graph (from the explorer) ---------------------------------
 
 
-def state_id(index: int, width: int) -> str:
-    """Zero-padded, so sorting the ids sorts the states by their BFS index."""
+def state_id(exploration: Exploration, index: int) -> str:
+    """A state's node id: zero-padded, so sorting the ids sorts the states by BFS index."""
+    width = len(str(exploration.summary.states - 1))
     return f"s{index:0{width}d}"
 
 
@@ -203,6 +198,9 @@ def _state_label(table: Table, index: int, data: Mapping[str, Any]) -> tuple[str
     if data.get("horizon"):
         head += " (horizon)"
     lines = [head, line] if line else [head]
+    facts = [k if v is True else f"{k}={_value_text(v)}" for k, v in data["facts"].items() if v is not False]
+    if facts:  # states that differ only in the host's last answer are told apart by it
+        lines.append("facts: " + ", ".join(facts))
     broken = data.get("violations") or ()
     if broken:
         lines.append("breaks " + ", ".join(broken))
@@ -218,14 +216,13 @@ def state_graph(
     (only readable for a few dozen states)."""
     table, g = exploration.table, exploration.graph
     chosen = set(g.nodes) if keep is None else set(keep) & set(g.nodes)
-    width = len(str(max(g.nodes, default=0)))
     nodes = []
     for i in chosen:
         data = g.nodes[i]
         terminal = data["location"] if data["terminal"] else None
         nodes.append(
             Node(
-                state_id(i, width),
+                state_id(exploration, i),
                 _state_label(table, i, data),
                 "terminal" if terminal else "location",
                 terminal,
@@ -240,8 +237,8 @@ def state_graph(
             label = tuple(text) if edge_labels else ()
             edges.append(
                 Edge(
-                    state_id(a, width),
-                    state_id(b, width),
+                    state_id(exploration, a),
+                    state_id(exploration, b),
                     data["transition"],
                     label,
                     tooltip=" | ".join(text),
@@ -279,9 +276,8 @@ def path_nodes(exploration: Exploration, path: Iterable[PathStep]) -> list[int]:
 
 def state_path_edges(exploration: Exploration, nodes: list[int]) -> list[EdgeId]:
     g = exploration.graph
-    width = len(str(max(g.nodes, default=0)))
     return [
-        (state_id(a, width), state_id(b, width), g.edges[a, b]["transition"])
+        (state_id(exploration, a), state_id(exploration, b), g.edges[a, b]["transition"])
         for a, b in itertools.pairwise(nodes)
     ]
 

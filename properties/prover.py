@@ -26,7 +26,7 @@ from turnbound.properties.strengthening import Strengthening, infer
 from turnbound.properties.witness import Witness, find_tight, find_violation
 from turnbound.properties.z3fast import Undecided, check, conj, solver
 from turnbound.reference.errors import DefinitionError
-from turnbound.reference.table import Table
+from turnbound.reference.table import Table, TraceProperty
 from turnbound.reference.types import Value
 
 Verdict = Literal["proved", "refuted", "unknown"]
@@ -49,28 +49,47 @@ class CounterexampleToInduction:
     edge: Edge
     outcome: dict[str, Value]
     after: StateValues
+    monitors: tuple[str, ...] = ()
+    """Names of the ghost monitors to show (a trace property's own), as `name=value` pairs."""
+
+    def _ghosts(self, state: StateValues) -> dict[str, Value]:
+        return {name: state.ghosts[i] for i, name in enumerate(self.monitors) if name}
 
     def describe(self) -> str:
         params = _fmt(self.params)
         happened = self.edge.describe()
         if self.outcome:
             happened += f" [{_fmt(self.outcome)}]"
-        before = _fmt({**self.before.vars, **self.before.facts})
-        after = _fmt(self.after.vars)
+        before = _fmt({**self.before.vars, **self.before.facts, **self._ghosts(self.before)})
+        after = _fmt({**self.after.vars, **self._ghosts(self.after)})
         return (
             f"at {self.before.place} with {before} (parameters {params}), "
-            f"step {happened} reaches {after}, where the claim is false"
+            f"step {happened} reaches {self.after.place} with {after}, where the claim is false"
         )
 
     def to_json(self) -> dict[str, Any]:
         return {
             "params": self.params,
-            "before": {"place": self.before.place, "variables": self.before.vars, "facts": self.before.facts},
+            "before": {
+                "place": self.before.place,
+                "variables": self.before.vars,
+                "facts": self.before.facts,
+                "monitors": self._ghosts(self.before),
+            },
             "transition": self.edge.transition.id,
             "outcome": self.edge.kind if self.edge.error is None else f"raise {self.edge.error}",
             "facts": self.outcome,
-            "after": {"place": self.after.place, "variables": self.after.vars},
+            "after": {
+                "place": self.after.place,
+                "variables": self.after.vars,
+                "monitors": self._ghosts(self.after),
+            },
         }
+
+
+def _monitor_name(p: TraceProperty) -> str:
+    """How a ghost monitor reads in a counterexample: a call count, or idle/armed/violated."""
+    return f"calls({p.op})" if p.kind == "at_most" else f"monitor({p.name}) (0 idle, 1 armed, 2 violated)"
 
 
 def _fmt(values: dict[str, Value] | dict[str, int]) -> str:
@@ -132,6 +151,7 @@ class Prover:
     max_k: int = DEFAULT_MAX_K
     depth: int = DEFAULT_DEPTH
     use_pdr: bool = True
+    strengthen: bool = True
     enc: Encoding = field(init=False)
     _strengthening: Strengthening | None = field(default=None, init=False)
     _proved: list[Goal] = field(default_factory=list, init=False)
@@ -142,7 +162,10 @@ class Prover:
     @property
     def strengthening(self) -> Strengthening:
         if self._strengthening is None:
-            self._strengthening = infer(self.enc, self.timeout)
+            if self.strengthen:
+                self._strengthening = infer(self.enc, self.timeout)
+            else:
+                self._strengthening = Strengthening((), {})
         return self._strengthening
 
     def goals(self) -> tuple[Goal, ...]:
@@ -247,9 +270,10 @@ class Prover:
             self._done(w, ProofResult(w.goal, "refuted", method="bounded model checking", witness=witness))
             return
         pdr_note = {"violated": "; Spacer says it is violated", "unknown": "; Spacer gave up"}.get(w.pdr, "")
+        helped = " with the inferred strengthening" if self.strengthen else ""
         reason = (
-            f"not {self.max_k}-inductive with the inferred strengthening{pdr_note}, and no counterexample "
-            f"within {self.depth} steps"
+            f"not {self.max_k}-inductive{helped}{pdr_note}, and no counterexample within the explore ranges "
+            f"or {self.depth} steps"
         )
         w.result = ProofResult(w.goal, "unknown", reason=reason, cti=w.cti)
 
@@ -276,7 +300,7 @@ class Prover:
         s.add(*[enc.typing(f) for f in frames])
         s.add(*[enc.step(a, b) for a, b in pairwise(frames)])
         s.add(z3.Not(goal.holds(enc, frames[-1])))
-        return check(s) == z3.unsat
+        return bool(check(s) == z3.unsat)
 
     def _step(self, goal: Goal, k: int, deadline: float) -> CounterexampleToInduction | None:
         enc = self.enc
@@ -293,6 +317,14 @@ class Prover:
         m = s.model()
         before, after = frames[-2], frames[-1]
         e = enc.read_edge(m, before)
+        monitors = tuple(
+            _monitor_name(p) if i == goal.prop_index else "" for i, p in enumerate(enc.properties)
+        )
         return CounterexampleToInduction(
-            enc.read_params(m), enc.read(m, before), e, enc.read_outcome(m, e, after), enc.read(m, after)
+            enc.read_params(m),
+            enc.read(m, before),
+            e,
+            enc.read_outcome(m, e, after),
+            enc.read(m, after),
+            monitors,
         )

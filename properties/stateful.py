@@ -182,7 +182,8 @@ def machine_for(
             op = run.pending[0].op or ""
             strategy = self.strategies.get(op)
             if strategy is None:
-                strategy = self.strategies[op] = outcomes(checks.domains, plan(checks.domains, self.swarm, op))
+                strategy = outcomes(checks.domains, plan(checks.domains, self.swarm, op))
+                self.strategies[op] = strategy
             kind, outcome = data.draw(strategy, label=op)
             self.tally.outcome(op, kind)
             finding = run.answer(outcome)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import z3
 from turnbound.properties.candidates import Atom, candidate_atoms
 from turnbound.properties.encoding import Encoding, Frame
-from turnbound.properties.samples import reachable, sample_parameters
+from turnbound.properties.explicit import reachable, sample_parameters
 from turnbound.properties.z3fast import conj, true_in
 
 QUERY_TIMEOUT_MS = 20_000
@@ -113,7 +113,7 @@ def _survivors_of_samples(enc: Encoding, atoms: tuple[Atom, ...]) -> dict[str, s
     """Per place, the atoms no sampled reachable state falsifies."""
     kept = {place: set(range(len(atoms))) for place in enc.places}
     for params in sample_parameters(enc.table):
-        for place, env, monitors in reachable(enc.table, params):
+        for place, env, monitors in reachable(enc, params):
             alive = kept[place]
             alive -= {i for i in alive if atoms[i].check(env, monitors) is False}
     return kept

@@ -45,7 +45,7 @@ from turnbound.reference.trace import Trace, probe_line
 EDGE_DEFINITION = (
     "(transition, outcome, next): a transition that calls the host, one outcome of that call from its "
     "finite domain, and the transition taken next (or `end:TERMINAL`), reachable at some parameter "
-    "assignment of the profile's default range"
+    "assignment of the profile's default range (edges into a state cut off at the step horizon excluded)"
 )
 
 
@@ -144,7 +144,7 @@ def _cover(gen: Generation, params: dict[str, int]) -> None:
     for key, i, step, j in found:
         if gen.edges[key] or j not in to_end:
             continue
-        path = [*exploration.path_to(i), step, *_steps(g, to_end[j])]
+        path = [*exploration.path_to(i), step, *_completion(gen, edges, to_end, j)]
         trace = replay(table, exploration.params, path).trace
         if not table.is_terminal(trace.terminal):
             continue
@@ -193,7 +193,8 @@ class _Edges:
                     target[k] = nodes[(after.location, after.values, after.facts)]
         for k, outcome in enumerate(outcomes):
             j = target[k]
-            yield self._key(tid, k, outcome, j), PathStep(tid, op, outcome), j
+            if not g.nodes[j]["horizon"]:  # a run cut off at the step horizon has no next step to cover
+                yield self._key(tid, k, outcome, j), PathStep(tid, op, outcome), j
 
     def _k(self, outcomes: tuple[Outcome, ...], outcome: Outcome) -> int:
         k = self._index.get(id(outcome))
@@ -234,6 +235,33 @@ def _paths_to_terminals(g: nx.DiGraph) -> dict[int, list[int]]:
         return {}
     _, paths = nx.multi_source_dijkstra(g.reverse(copy=False), terminals)
     return {n: list(reversed(p)) for n, p in paths.items()}
+
+
+def _completion(gen: Generation, edges: _Edges, to_end: dict[int, list[int]], j: int) -> list[PathStep]:
+    """A way from node j to a terminal that takes an uncovered edge wherever one still leads to a
+    terminal (nearest terminal first), so that one run covers as many edges as it can."""
+    g = edges.g
+    steps: list[PathStep] = []
+    seen = {j}
+    node = j
+    while not g.nodes[node]["terminal"]:
+        out = list(g.out_edges(node, data=True))
+        if out[0][2]["op"] is None:
+            (_, nxt, data), *_ = out
+            steps.append(PathStep(data["transition"]))
+        else:
+            options = [
+                (bool(gen.edges.get(key)), len(to_end[t]), k, step, t)
+                for k, (key, step, t) in enumerate(edges.of(node))
+                if t in to_end and t not in seen
+            ]
+            if not options:
+                return steps + _steps(g, to_end[node])
+            *_, step, nxt = min(options, key=lambda o: o[:3])
+            steps.append(step)
+        seen.add(nxt)
+        node = nxt
+    return steps
 
 
 def _steps(g: nx.DiGraph, nodes: list[int]) -> list[PathStep]:

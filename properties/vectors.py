@@ -15,6 +15,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from turnbound.properties.conform_cases import ConformCase, make_case
+from turnbound.properties.wire_schema import WireMessage
 from turnbound.reference.errors import DefinitionError
 from turnbound.reference.host import Script
 from turnbound.reference.loader import pydantic_message
@@ -157,6 +158,7 @@ SCHEMAS: dict[str, type[BaseModel]] = {
     "vector.schema.json": Vector,
     "manifest.schema.json": Manifest,
     "trace.schema.json": Trace,
+    "wire-message.schema.json": WireMessage,
 }
 """The checked-in JSON Schemas (spec/schema/), each generated from its pydantic model."""
 

@@ -215,11 +215,14 @@ class WireScheduler:
         return self._receive()
 
     def close(self) -> None:
-        """Send `stop`, close stdin, give the process `timeout` to exit, then kill its group."""
+        """End an unfinished case, send `stop`, close stdin, give the process `timeout` to exit, then
+        kill its group."""
+        if self._proc is not None and self._in_case and self._proc.poll() is None:
+            self._cancel()
         proc = self._proc
         if proc is None:
             return
-        if not self._in_case and proc.poll() is None:
+        if proc.poll() is None:
             try:
                 self._write({"type": "stop"})
             except SchedulerFault:

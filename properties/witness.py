@@ -12,20 +12,23 @@ Every witness ends at a terminal, so the interpreter can run it to completion.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import z3
-from turnbound.properties.encoding import Edge, Encoding, Frame, StateValues
+from turnbound.properties.encoding import VIOLATED, Encoding, Frame, Run
+from turnbound.properties.explicit import StateCheck, configurations, search_state
 from turnbound.properties.goals import Goal
-from turnbound.properties.z3fast import check, disj, limit
+from turnbound.properties.z3fast import Undecided, check, disj, limit
 from turnbound.reference.errors import TurnboundError
 from turnbound.reference.expr_compile import compile_expr
+from turnbound.reference.expr_z3 import value
 from turnbound.reference.host import Script, ScriptHost
 from turnbound.reference.interpreter import run
 from turnbound.reference.machine import Machine, State
-from turnbound.reference.monitors import check_trace
+from turnbound.reference.monitors import MonitorState, check_trace
 from turnbound.reference.outcomes import Outcome
 from turnbound.reference.trace import Trace
 from turnbound.reference.types import Value
@@ -33,29 +36,6 @@ from turnbound.reference.types import Value
 
 class WitnessDoesNotReplay(RuntimeError):
     """The encoding found a run the interpreter does not reproduce: a bug in one of them."""
-
-
-@dataclass(frozen=True)
-class Run:
-    """A run read from a model: the parameters, the states and the edges between them."""
-
-    params: dict[str, int]
-    states: list[StateValues]
-    edges: list[Edge]
-    outcomes: list[dict[str, Value]]
-
-    def script(self) -> dict[str, list[Outcome]]:
-        queues: dict[str, list[Outcome]] = {}
-        for e, values in zip(self.edges, self.outcomes, strict=True):
-            op = e.transition.op
-            if e.kind == "internal" or op is None:
-                continue
-            if e.kind == "success":
-                outcome = Outcome(facts=dict(values))
-            else:
-                outcome = Outcome.of_raise(e.error or "", **values)
-            queues.setdefault(op, []).append(outcome)
-        return queues
 
 
 @dataclass(frozen=True)
@@ -77,6 +57,9 @@ class Witness:
 
 
 Target = Callable[[list[Frame]], z3.BoolRef]
+
+SAT_DEPTH = 8
+"""Runs this short are searched symbolically first; longer ones state by state at fixed parameters."""
 
 
 Background = Callable[[Frame], z3.BoolRef]
@@ -124,7 +107,12 @@ def find_violation(
     background: Background | None = None,
     anywhere: bool = True,
 ) -> Witness | None:
-    """A completed run on which the claim fails: first within the explore ranges, then anywhere."""
+    """A completed run on which the claim fails.
+
+    In order: short runs for every parameter value in the explore ranges at once (SAT);
+    each configuration of the ranges, defaults first, state by state (explicit); then,
+    with `anywhere`, runs up to `depth` steps for any parameter value (SAT).
+    """
     bad: list[z3.BoolRef] = []
 
     def target(frames: list[Frame]) -> z3.BoolRef:
@@ -132,18 +120,20 @@ def find_violation(
             bad.append(z3.Not(goal.holds(enc, frames[len(bad)])))
         return z3.And(disj(bad), enc.terminal(frames[-1]))
 
-    for params in (enc.parameter_ranges(), enc.parameter_domain())[: 2 if anywhere else 1]:
+    found = search(enc, enc.parameter_ranges(), target, min(depth, SAT_DEPTH), deadline, background)
+    if found is None:
+        found = _explicit(enc, configurations(enc.table), _violated(enc, goal), deadline)
+    if found is None and anywhere:
         bad.clear()
-        found = search(enc, params, target, depth, deadline, background)
-        if found is not None:
-            return replay_violation(enc, goal, found)
-    return None
+        found = search(enc, enc.parameter_domain(), target, depth, deadline, background)
+    return None if found is None else replay_violation(enc, goal, found)
 
 
 def find_tight(
     enc: Encoding, goal: Goal, depth: int, deadline: float, background: Background | None = None
 ) -> Witness | None:
-    """A completed run that meets the bound exactly: at the default parameters, else in the ranges."""
+    """A completed run that meets the bound exactly: at the default parameters if there is
+    one, else at the first configuration of the explore ranges that has one."""
     sides = goal.edge()
     assert sides is not None
     lhs, rhs, offset = sides
@@ -152,11 +142,61 @@ def find_tight(
         last = frames[-1]
         return z3.And(enc.terminal(last), enc.term(lhs, last) == enc.term(rhs, last) + offset)
 
-    for params in (enc.parameter_values(enc.table.defaults()), enc.parameter_ranges()):
-        found = search(enc, params, target, depth, deadline, background)
+    defaults = enc.table.defaults()
+    found = search(enc, enc.parameter_values(defaults), target, min(depth, SAT_DEPTH), deadline, background)
+    if found is None:
+        left, right = compile_expr(lhs), compile_expr(rhs)
+
+        def meets(place: str, env: Mapping[str, Value], monitors: MonitorState) -> bool:
+            return place in enc.table.terminals and left(env) == right(env) + offset  # type: ignore[operator]
+
+        found = _explicit(enc, configurations(enc.table), meets, deadline)
+    return None if found is None else replay_tight(enc, goal, found)
+
+
+def _violated(enc: Encoding, goal: Goal) -> StateCheck:
+    """The claim's negation on a concrete state (the monitors' verdict for a trace property)."""
+    if goal.kind == "trace":
+        assert goal.prop_index is not None
+        i, p = goal.prop_index, enc.properties[goal.prop_index]
+        if p.kind == "at_most":
+            return lambda place, env, m: m[i] > p.limit
+        return lambda place, env, m: m[i] == VIOLATED
+    assert goal.expr is not None
+    claim = compile_expr(goal.expr)
+    if goal.kind == "bound":
+        return lambda place, env, m: place in enc.table.terminals and not claim(env)
+    return lambda place, env, m: not claim(env)
+
+
+def _explicit(
+    enc: Encoding, configs: list[dict[str, int]], target: StateCheck, deadline: float
+) -> Run | None:
+    for params in configs:
+        found, _ = search_state(enc, params, target, deadline)
         if found is not None:
-            return replay_tight(enc, goal, found)
+            admitted(enc, found)
+            return found
+        if time.monotonic() > deadline:
+            raise Undecided("timeout")
     return None
+
+
+def admitted(enc: Encoding, found: Run) -> None:
+    """The z3 encoding must allow a run the machine took: the other half of the cross-check."""
+    frames = [enc.frame() for _ in found.states]
+    s = z3.SimpleSolver()
+    s.add(enc.parameter_values(found.params), enc.parameter_domain(), enc.initial(frames[0]))
+    for f, state in zip(frames, found.states, strict=True):
+        s.add(enc.typing(f), enc.at(f, state.place))
+        s.add(*[f.vars[n] == value(v, enc.var_types[n]) for n, v in state.vars.items()])
+    for f, g, e, values in zip(frames, frames[1:], found.edges, found.outcomes, strict=False):
+        s.add(f.choice == e.index, enc.step(f, g))
+        s.add(*[enc.fact_term(g, e, name) == value(v, enc.fact_type(e, name)) for name, v in values.items()])
+    if s.check() != z3.sat:
+        raise WitnessDoesNotReplay(
+            f"{enc.table.name}: the z3 encoding does not admit the run {_path(found)} the machine took"
+        )
 
 
 # -- replay on the interpreter ------------------------------------------------------
@@ -228,7 +268,7 @@ def _violation_detail(
 ) -> str | None:
     if goal.kind == "trace":
         broken = [p.name for p in check_trace(enc.table, trace)]
-        return f"trace property {goal.name} is broken" if goal.name in broken else None
+        return "the run breaks it" if goal.name in broken else None
     assert goal.expr is not None
     check = compile_expr(goal.expr)
     candidates = states[-1:] if goal.kind == "bound" else states
@@ -236,11 +276,9 @@ def _violation_detail(
         env = machine.env(state)
         if not check(env):
             where = (
-                f"at terminal {state.location}"
-                if goal.kind == "bound"
-                else f"after {i} transitions, at {state.location}"
+                f"at terminal {state.location}" if goal.kind == "bound" else f"at {state.location}, step {i}"
             )
-            return f"`{goal.text}` is false {where}" + _sides(goal, env)
+            return f"false {where}" + _sides(goal, env)
     return None
 
 
@@ -249,7 +287,7 @@ def _sides(goal: Goal, env: dict[str, Value]) -> str:
     if sides is None:
         return ""
     lhs, rhs, _ = sides
-    return f" ({compile_expr(lhs)(env)} vs {compile_expr(rhs)(env)})"
+    return f": {compile_expr(lhs)(env)} vs {compile_expr(rhs)(env)}"
 
 
 def replay_tight(enc: Encoding, goal: Goal, found: Run) -> Witness:

@@ -36,11 +36,11 @@ def value(v: Value, type_: Type) -> z3.ExprRef:
 def decode(term: z3.ExprRef, type_: Type) -> Value:
     """A z3 model value (already evaluated with model completion) as a table value."""
     if isinstance(type_, BoolType):
-        return z3.is_true(term)
-    index = term.as_long()
+        return bool(z3.is_true(term))
+    index = int(term.as_long())
     if isinstance(type_, EnumType):
         return type_.members[index]
-    return int(index)
+    return index
 
 
 def type_constraint(term: z3.ExprRef, type_: Type) -> z3.BoolRef:

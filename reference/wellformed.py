@@ -51,7 +51,7 @@ def available_facts(table: Table) -> dict[str, dict[str, tuple[ValueSpec, ...]]]
             incoming.setdefault(target, []).append({f.name: f for f in table.failures[err].fields})
     out: dict[str, dict[str, tuple[ValueSpec, ...]]] = {}
     for place, edges in incoming.items():
-        common = {name: (spec,) for name, spec in edges[0].items()}
+        common: dict[str, tuple[ValueSpec, ...]] = {name: (spec,) for name, spec in edges[0].items()}
         for edge in edges[1:]:
             common = {
                 name: (*specs, edge[name])

@@ -70,12 +70,18 @@ def test_each_broken_variant_fails_with_its_first_divergence(
     assert report["failed"] == len(failed) > 0
 
 
-def test_a_bug_no_case_shows_is_found_by_generated_scripts_and_shrunk(
-    capsys: pytest.CaptureFixture[str],
+def test_a_bug_no_case_shows_is_found_by_vectors_and_by_generated_scripts(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     code, report = _conform(capsys, bug="empty-after-recovery")
-    assert (code, report["failed"]) == (0, 0)
-    code, report = _conform(capsys, "--fuzzer", "scripts", "--fuzz", "300", bug="empty-after-recovery")
+    failed = [r for r in report["results"] if not r["passed"]]
+    assert code == 1 and {r["kind"] for r in failed} == {
+        "vector"
+    }  # the seed's cases miss it; the edges do not
+    assert all("observed forced_finish(reason=budget)" in r["divergence"] for r in failed)
+    code, report = _conform(
+        capsys, "--vectors", str(tmp_path), "--fuzzer", "scripts", "--fuzz", "300", bug="empty-after-recovery"
+    )
     [first, *_] = [r for r in report["results"] if not r["passed"]]
     assert code == 1
     assert first["divergence"] == "step 3: expected reject_finish(), observed forced_finish(reason=budget)"
@@ -111,8 +117,9 @@ def test_the_text_report_names_the_case_and_ends_with_a_summary(capsys: pytest.C
     out = capsys.readouterr().out.splitlines()
     assert "FAIL case recovery_rejected: step 7: expected reject_finish(), observed dispatch_tools()" in out
     assert any(line.split() == ["7", "reject_finish()", "->", "ok", "dispatch_tools()"] for line in out)
+    failed = sum(1 for line in out if line.startswith("FAIL "))
     total = int(out[-1].split()[0])
-    assert out[-1] == f"{total} cases: {total - 1} passed, 1 failed"
+    assert out[-1] == f"{total} cases: {total - failed} passed, {failed} failed"
 
 
 def test_junit_xml_has_a_testcase_per_case_and_the_divergence(

@@ -177,7 +177,7 @@ def test_buggy_scheduler_counterexample_is_shrunk(salvaging: dict[str, Any]) -> 
     """The shortest story: one round with something gathered, then a partial failure."""
     steps = salvaging["trace"]["steps"]
     assert len(steps) <= 3
-    assert steps[-1]["outcome"] == {"raise": "host_failure", "fields": {"partial": True}}
+    assert Outcome.model_validate(steps[-1]["outcome"]) == Outcome.of_raise("host_failure", partial=True)
     assert salvaging["trace"]["terminal"] == "error"
 
 
@@ -224,11 +224,17 @@ def test_forgotten_extra_round_is_killed_and_replays() -> None:
     trace = _replay(forgetful, cx)
     assert trace.steps[-1].outcome.facts == {"extraRounds": 1}
     assert not _holds(forgetful, "rounds_accounted", trace)
-    assert _holds(DEEPTUTOR, "rounds_accounted", run(DEEPTUTOR, ScriptHost(parse_script(cx["script"], "")), cx["params"]))
+    assert _holds(
+        DEEPTUTOR,
+        "rounds_accounted",
+        run(DEEPTUTOR, ScriptHost(parse_script(cx["script"], "")), cx["params"]),
+    )
     text = render_counterexample(cx)
-    assert text.splitlines()[0].startswith("deeptutor-scheduler: invariant rounds_accounted is false after step")
+    assert text.splitlines()[0].startswith(
+        "deeptutor-scheduler: invariant rounds_accounted is false after step"
+    )
     assert f"probe: {probe_line(forgetful, trace)}" in text
-    assert f"  <- here" in text
+    assert "  <- here" in text
 
 
 def test_shifted_exploration_guard_is_killed_and_replays() -> None:
@@ -246,8 +252,12 @@ def test_shifted_exploration_guard_is_killed_and_replays() -> None:
 def _shifted() -> Table:
     """Exploration allowed one round beyond its budget (both guards moved, so the table stays deterministic)."""
     text = table_path("deeptutor-scheduler").read_text(encoding="utf-8")
-    changed = text.replace("exploration_rounds < explorationBudget", "exploration_rounds <= explorationBudget")
-    changed = changed.replace("exploration_rounds >= explorationBudget", "exploration_rounds > explorationBudget")
+    changed = text.replace(
+        "exploration_rounds < explorationBudget", "exploration_rounds <= explorationBudget"
+    )
+    changed = changed.replace(
+        "exploration_rounds >= explorationBudget", "exploration_rounds > explorationBudget"
+    )
     assert changed != text
     return load_table_text(changed, "shifted.toml")
 

@@ -41,9 +41,10 @@ def test_vectors_and_manifest_are_schema_valid(name: str) -> None:
     vector_schema = json.loads((SCHEMA / "vector.schema.json").read_text())
     manifest_schema = json.loads((SCHEMA / "manifest.schema.json").read_text())
     files = sorted(p for p in directory.glob("*.json") if p.name != MANIFEST)
+    validator = jsonschema.Draft202012Validator(vector_schema)
     for path in files:
-        jsonschema.validate(json.loads(path.read_text()), vector_schema)
-    jsonschema.validate(json.loads((directory / MANIFEST).read_text()), manifest_schema)
+        validator.validate(json.loads(path.read_text()))
+    jsonschema.Draft202012Validator(manifest_schema).validate(json.loads((directory / MANIFEST).read_text()))
     assert sorted(_manifest(name).vectors) == sorted(p.stem for p in files)
 
 

@@ -13,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+import jsonschema
 import pytest
 from turnbound.properties.conform_cases import bundled_cases, run_case
 from turnbound.properties.scheduler import End, drive
@@ -209,3 +210,16 @@ def test_the_cancel_failure_is_not_a_table_name() -> None:
 
 def test_the_node_implementation_is_on_the_machine() -> None:
     assert os.access(IMPL / "node" / "deeptutor-scheduler.js", os.R_OK)
+
+
+def test_every_message_of_a_run_fits_the_wire_schema(deeptutor: Table) -> None:
+    schema = json.loads(
+        (Path(__file__).resolve().parent.parent / "spec" / "schema" / "wire-message.schema.json").read_text()
+    )
+    validator = jsonschema.Draft202012Validator(schema)
+    for case in bundled_cases(deeptutor):
+        for msg in [*trace_messages(case.expected), {"type": "stop"}]:
+            validator.validate(msg)
+    assert not validator.is_valid({"type": "end", "terminal": "finish"})
+    assert not validator.is_valid({"type": "op", "op": "call_round", "args": {"mode": ["x"]}})
+    assert validator.is_valid({"type": "raise", "error": "host_failure", "partial": True})

@@ -150,6 +150,7 @@ def load_deeptutor() -> _Deeptutor:
         return _loaded
 
 
+RETRY_DELAYS = "_PROVIDER_RETRY_DELAYS"
 _retry_lock = threading.Lock()
 _retry_users = 0
 _retry_saved: tuple[float, ...] = ()
@@ -165,8 +166,8 @@ def _instant_retries(agent_loop: ModuleType) -> Iterator[None]:
     global _retry_users, _retry_saved
     with _retry_lock:
         if _retry_users == 0:
-            _retry_saved = tuple(agent_loop._PROVIDER_RETRY_DELAYS)
-            agent_loop._PROVIDER_RETRY_DELAYS = tuple(0.0 for _ in _retry_saved)
+            _retry_saved = tuple(getattr(agent_loop, RETRY_DELAYS))
+            setattr(agent_loop, RETRY_DELAYS, tuple(0.0 for _ in _retry_saved))
         _retry_users += 1
     try:
         yield
@@ -174,7 +175,7 @@ def _instant_retries(agent_loop: ModuleType) -> Iterator[None]:
         with _retry_lock:
             _retry_users -= 1
             if _retry_users == 0:
-                agent_loop._PROVIDER_RETRY_DELAYS = _retry_saved
+                setattr(agent_loop, RETRY_DELAYS, _retry_saved)
 
 
 # -- one turn ------------------------------------------------------------------------
@@ -316,7 +317,8 @@ class _Completions:
         self.turn = turn
 
     async def create(self, **kwargs: Any) -> AsyncIterator[Any]:
-        return await _guarded(self.turn.create(kwargs))
+        stream: AsyncIterator[Any] = await _guarded(self.turn.create(kwargs))
+        return stream
 
 
 async def _guarded(call: Any) -> Any:
