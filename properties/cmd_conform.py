@@ -28,10 +28,12 @@ from turnbound.reference.profiles import load_profile
 from turnbound.reference.table import Table
 
 
-@app.command("conform", context_settings={"ignore_unknown_options": True})
+@app.command("conform")
 @click.argument("profile")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
-@click.option("--vectors", "vectors_dir", type=click.Path(path_type=Path), help="Run the vectors in DIR.")
+@click.option(
+    "--vectors", "vectors_dir", type=click.Path(path_type=Path), metavar="DIR", help="Run the vectors in DIR."
+)
 @click.option("--fuzz", type=click.IntRange(min=0), default=0, help="Add N generated runs (see --fuzzer).")
 @click.option(
     "--fuzzer",
@@ -45,8 +47,13 @@ from turnbound.reference.table import Table
 @click.option(
     "--timeout", type=click.FloatRange(min=0.01), default=10.0, show_default=True, help="Seconds per message."
 )
-@click.option("--junit", type=click.Path(path_type=Path), help="Write JUnit XML to FILE.")
-@click.option("--itf", type=click.Path(path_type=Path), help="Write the first counterexample as ITF to FILE.")
+@click.option("--junit", type=click.Path(path_type=Path), metavar="FILE", help="Write JUnit XML to FILE.")
+@click.option(
+    "--itf",
+    type=click.Path(path_type=Path),
+    metavar="FILE",
+    help="Write the first counterexample as ITF to FILE.",
+)
 @click.option("--adapter", metavar="MODULE:NAME", help="An in-process Python scheduler instead of a command.")
 @json_option
 def conform_cmd(

@@ -125,7 +125,7 @@ def _print_report(
         markup=False,
     )
     for r in results:
-        console.print(_line(r), markup=False)
+        console.print(_line(r), markup=False, soft_wrap=True)
         if r.verdict == "refuted" and r.witness is not None:
             _print_witness(table, r.witness)
         elif r.verdict == "unknown" and r.cti is not None:

@@ -45,7 +45,7 @@ class FuzzSettings:
 PROFILES: dict[str, FuzzSettings] = {
     p.name: p
     for p in (
-        FuzzSettings("quick", 100, 10, 100, "CI: a few seconds per profile."),
+        FuzzSettings("quick", 60, 10, 100, "CI: a few seconds per profile."),
         FuzzSettings("thorough", 1_000, 20, 200, "Nightly and mutation agreement: a minute per profile."),
         FuzzSettings("nightly", 10_000, 20, 500, "A long soak: minutes per profile."),
     )

@@ -118,6 +118,10 @@ class ProofResult:
         return self.verdict == want
 
 
+_STRENGTHENINGS: dict[tuple[str, str], Strengthening] = {}
+"""Per table (source, digest): inferring it is the slowest part, and tables are immutable."""
+
+
 @dataclass
 class _Work:
     """One claim's progress across the phases, and the time spent on it."""
@@ -162,14 +166,27 @@ class Prover:
     @property
     def strengthening(self) -> Strengthening:
         if self._strengthening is None:
-            if self.strengthen:
-                self._strengthening = infer(self.enc, self.timeout)
-            else:
+            if not self.strengthen:
                 self._strengthening = Strengthening((), {})
+            else:
+                key = (self.table.source, self.table.digest)
+                cached = _STRENGTHENINGS.get(key)
+                if cached is None:
+                    cached = infer(self.enc, self.timeout)
+                    if cached.complete:
+                        _STRENGTHENINGS[key] = cached
+                self._strengthening = cached
         return self._strengthening
 
     def goals(self) -> tuple[Goal, ...]:
         return table_goals(self.table)
+
+    def goal(self, name: str) -> Goal:
+        for g in self.goals():
+            if g.name == name:
+                return g
+        known = ", ".join(g.name for g in self.goals())
+        raise DefinitionError(f"{self.table.name}: no claim named {name!r}; claims: {known}")
 
     def background(self, f: Frame) -> z3.BoolRef:
         """What every reachable state satisfies: the strengthening and the claims proved so far."""
@@ -181,12 +198,8 @@ class Prover:
     def prove_all(self, names: list[str] | None = None) -> list[ProofResult]:
         """Every claim is worked on (each proved claim helps the others); `names` selects the report."""
         goals = self.goals()
-        known = [g.name for g in goals]
         for name in names or []:
-            if name not in known:
-                raise DefinitionError(
-                    f"{self.table.name}: no claim named {name!r}; claims: {', '.join(known)}"
-                )
+            self.goal(name)
         self.strengthening  # noqa: B018  (computed once, outside every claim's time)
         work = [_Work(g, self.timeout) for g in goals]
         self._induction_rounds(work)
@@ -242,9 +255,9 @@ class Prover:
 
     def _induction(self, w: _Work, deadline: float) -> None:
         for k in range(1, self.max_k + 1):
-            if not self._base_holds(w.goal, k, deadline):
+            if not self.base_case(w.goal, k, deadline):
                 return  # a real counterexample: bounded model checking will find it
-            cti = self._step(w.goal, k, deadline)
+            cti = self.step_case(w.goal, k, deadline)
             if cti is None:
                 self._done(
                     w, ProofResult(w.goal, "proved", method="induction" if k == 1 else f"{k}-induction")
@@ -291,7 +304,7 @@ class Prover:
 
     # -- the two halves of k-induction ------------------------------------------------
 
-    def _base_holds(self, goal: Goal, k: int, deadline: float) -> bool:
+    def base_case(self, goal: Goal, k: int, deadline: float) -> bool:
         """No run of exactly k-1 steps from the initial state ends where the claim is false."""
         enc = self.enc
         frames = [enc.frame() for _ in range(k)]
@@ -302,7 +315,8 @@ class Prover:
         s.add(z3.Not(goal.holds(enc, frames[-1])))
         return bool(check(s) == z3.unsat)
 
-    def _step(self, goal: Goal, k: int, deadline: float) -> CounterexampleToInduction | None:
+    def step_case(self, goal: Goal, k: int, deadline: float) -> CounterexampleToInduction | None:
+        """None if k states where the claim holds are always followed by one where it holds."""
         enc = self.enc
         frames = [enc.frame() for _ in range(k + 1)]
         s = solver(deadline)

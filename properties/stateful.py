@@ -1,12 +1,13 @@
 """The Hypothesis state machine generated from a table (issue 3, part 3).
 
-The scheduler decides which host operation comes next, so the machine has one
-real rule, "answer the pending host call", which draws an outcome for the
-requested operation from its finite domain (swarm-style, `fuzz_swarm`). The
-reference run checks the table's invariants at every state, its bounds at every
-terminal and its trace properties after every call. A plugged-in scheduler runs
-alongside the reference on the same outcomes: its every request and its end must
-equal the reference's, or the machine fails with the first divergence.
+The scheduler decides which host operation comes next, so the machine does not
+choose operations: its rule plays one turn, answering each host call the
+scheduler asks for with an outcome drawn from that operation's finite domain
+(swarm-style, `fuzz_swarm`). The reference run checks the table's invariants at
+every state, its bounds at every terminal and its trace properties after every
+call. A plugged-in scheduler runs alongside the reference on the same outcomes:
+its every request and its end must equal the reference's, or the machine fails
+with the first divergence (`fuzz_implementation`).
 
     TestMyLoop = machine_for(load_profile("deeptutor-scheduler"),
                              scheduler=lambda: ThreadedScheduler(my_run)).TestCase
@@ -23,8 +24,9 @@ from hypothesis import strategies as st
 from hypothesis.errors import StopTest
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 from turnbound.properties.fuzz_coverage import Coverage, Tally
+from turnbound.properties.fuzz_implementation import Implementation
 from turnbound.properties.fuzz_report import counterexample, render_counterexample
-from turnbound.properties.fuzz_run import CheckedRun, Finding, TableChecks, ordered_refs
+from turnbound.properties.fuzz_run import CheckedRun, Finding, TableChecks
 from turnbound.properties.fuzz_settings import fuzz_settings
 from turnbound.properties.fuzz_swarm import (
     ParamChoice,
@@ -35,10 +37,9 @@ from turnbound.properties.fuzz_swarm import (
     plan,
     swarms,
 )
-from turnbound.properties.scheduler import End, Observed, OpRequest, Request, Scheduler
+from turnbound.properties.scheduler import Scheduler
 from turnbound.reference.outcomes import Outcome
 from turnbound.reference.table import Table
-from turnbound.reference.types import Value
 
 SchedulerFactory = Callable[[], Scheduler]
 
@@ -49,80 +50,6 @@ class FuzzFailure(AssertionError):
     def __init__(self, cx: dict[str, Any]) -> None:
         super().__init__(render_counterexample(cx))
         self.counterexample = cx
-
-
-class Implementation:
-    """What the plugged-in scheduler did in the current turn."""
-
-    def __init__(self, scheduler: Scheduler, checks: TableChecks) -> None:
-        self.scheduler = scheduler
-        self.checks = checks
-        self.calls: list[tuple[str, dict[str, Value], Outcome | None]] = []
-        self.request: Request | None = None
-        self.fault: str | None = None
-        self.monitor = checks.monitors.initial()
-
-    def start(self, params: Mapping[str, int]) -> None:
-        self.calls, self.request, self.fault = [], None, None
-        self.monitor = self.checks.monitors.initial()
-        self._call(lambda: self.scheduler.start(params), "start")
-
-    def send(self, outcome: Outcome, rejected: bool) -> None:
-        assert isinstance(self.request, OpRequest)
-        op, args = self.request.op, self.request.args
-        self.calls.append((op, args, outcome))
-        if not rejected:
-            self.monitor = self.checks.monitors.step(self.monitor, op, args, outcome)
-        self._call(lambda: self.scheduler.send(outcome), "send")
-
-    def _call(self, step: Callable[[], Request], what: str) -> None:
-        try:
-            self.request = step()
-        except Exception as exc:  # whatever the implementation raises is its fault, reported as one line
-            self.request, self.fault = None, str(exc) or f"{what} raised {type(exc).__name__}"
-
-    def observed(self) -> Observed:
-        calls = list(self.calls)
-        if isinstance(self.request, OpRequest):
-            calls.append((self.request.op, self.request.args, None))
-        end = self.request if isinstance(self.request, End) else None
-        return Observed(tuple(calls), end, self.fault)
-
-    def agrees(self, expected: OpRequest | End) -> bool:
-        if self.fault is not None:
-            return False
-        return self.request == expected
-
-    def finding(self, step: int, params: Mapping[str, int]) -> Finding:
-        """The most telling name for a divergence: a broken trace property or bound, else the divergence."""
-        req = self.request
-        if self.fault is not None:
-            return Finding("implementation", "fault", f"the implementation failed: {self.fault}", step)
-        if isinstance(req, OpRequest):
-            if req.op not in self.checks.table.operations:
-                return Finding(
-                    "implementation", "unknown operation", f"the implementation asked for {req.op!r}", step
-                )
-            probe = self.checks.monitors.step(
-                self.monitor, req.op, req.args, self.checks.domains.first(req.op)
-            )
-            for p in self.checks.monitors.violated(probe):
-                if p.expect == "holds":
-                    return Finding(
-                        "implementation",
-                        p.name,
-                        f"the implementation breaks trace property {p.name} at step {step + 1} ({req.op})",
-                        step,
-                    )
-        if isinstance(req, End):
-            env: dict[str, Value] = {**params, **req.counters}
-            for claim, holds in self.checks.counter_bounds:
-                readable = all(n in env for n in ordered_refs(claim.expr))
-                if claim.expect == "holds" and readable and not holds(env):
-                    where = f"on the counters it reported at {req.terminal}"
-                    message = self.checks.claim_message(claim, env, where)
-                    return Finding("implementation", claim.name, f"the implementation's {message}", step)
-        return Finding("implementation", "divergence", "the implementation diverges from the reference", step)
 
 
 def machine_for(

@@ -20,7 +20,7 @@ from turnbound.properties.cli import main
 from turnbound.properties.conform import run_case
 from turnbound.properties.conform_cases import bundled_cases, make_case
 from turnbound.properties.conform_fuzz import fuzz_cases
-from turnbound.properties.explorer import explore
+from turnbound.properties.explorer import Exploration, explore
 from turnbound.properties.scheduler import OpRequest, ThreadedScheduler, drive, first_divergence
 from turnbound.reference.host import Script, ScriptHost
 from turnbound.reference.interpreter import run
@@ -31,6 +31,8 @@ from turnbound.reference.table import Table
 
 PROFILE = "deeptutor-agentloop"
 ADAPTER = "turnbound.properties.adapters.deeptutor_agentloop:scheduler"
+EXPLORED = {"maxRounds": 2}
+"""The smallest budget at which every transition is reachable (an exploration round after a first one)."""
 
 
 @pytest.fixture(scope="module")
@@ -61,9 +63,25 @@ def test_the_documented_bound_breaks_in_the_real_loop(table: Table, real: Thread
     assert observed.end.counters["rounds"] == max(1, case.params["maxRounds"]) + 5
 
 
-def _transition_scripts(table: Table, params: dict[str, int]) -> Iterator[tuple[str, Script]]:
-    """For every transition the explorer reaches: a script whose run takes it, then ends."""
-    e = explore(table, params)
+@pytest.fixture(scope="module")
+def explored(table: Table) -> Exploration:
+    return explore(table, EXPLORED)
+
+
+def test_the_explorers_shortest_witness_replays_on_the_real_loop(
+    explored: Exploration, real: ThreadedScheduler
+) -> None:
+    """The engines' counterexample to 'exploration + 4' is not an artefact of the table."""
+    violation = explored.summary.violation("documented_bound")
+    assert violation is not None
+    observed = drive(real, EXPLORED, ScriptHost(Script(dict(violation.witness.script))))
+    assert first_divergence(violation.witness.trace, observed) is None
+    assert observed.end is not None
+    assert observed.end.counters["rounds"] == EXPLORED["maxRounds"] + 5
+
+
+def _transition_scripts(e: Exploration) -> Iterator[tuple[str, Script]]:
+    """For every transition the explorer reached: a script whose run takes it, then ends."""
     g = e.graph
     terminals = [n for n, d in g.nodes(data=True) if d["terminal"]]
     to_end: dict[int, int] = dict.fromkeys(terminals, -1)  # node -> next node on a shortest way out
@@ -93,11 +111,12 @@ def _transition_scripts(table: Table, params: dict[str, int]) -> Iterator[tuple[
         yield data["transition"], Script(script)
 
 
-def test_every_transition_of_the_table_against_the_real_loop(table: Table, real: ThreadedScheduler) -> None:
-    params = {"maxRounds": 2}
+def test_every_transition_of_the_table_against_the_real_loop(
+    table: Table, explored: Exploration, real: ThreadedScheduler
+) -> None:
     covered: dict[str, str | None] = {}
-    for transition, script in _transition_scripts(table, params):
-        expected = run(table, ScriptHost(script), params)
+    for transition, script in _transition_scripts(explored):
+        expected = run(table, ScriptHost(script), EXPLORED)
         assert transition in expected.path
         covered[transition] = first_divergence(expected, drive(real, expected.params, ScriptHost(script)))
     assert set(covered) == {t.id for t in table.transitions}

@@ -42,7 +42,11 @@ def _ints() -> st.SearchStrategy[Expr]:
 
 def _bools_flat() -> st.SearchStrategy[Expr]:
     return st.sampled_from(
-        [Ref("flag", "var", BOOL), Ref("more", "fact", BOOL), Compare("==", Ref("m", "var", MODE), Lit("settlement", MODE))]
+        [
+            Ref("flag", "var", BOOL),
+            Ref("more", "fact", BOOL),
+            Compare("==", Ref("m", "var", MODE), Lit("settlement", MODE)),
+        ]
     )
 
 

@@ -76,7 +76,9 @@ def test_a_gap_only_for_some_parameter_values_is_found(tiny_text: str) -> None:
 
 
 def test_fact_guards_are_checked_within_the_fact_domain(tiny_text: str) -> None:
-    int_fact = tiny_text.replace('facts.more = { type = "bool" }', 'facts.more = { type = "int", min = 0, max = 1 }')
+    int_fact = tiny_text.replace(
+        'facts.more = { type = "bool" }', 'facts.more = { type = "int", min = 0, max = 1 }'
+    )
     covering = int_fact.replace('guard = "more"', 'guard = "more == 1"').replace(
         'guard = "not more"', 'guard = "more == 0"'
     )

@@ -192,7 +192,7 @@ class _Turn:
         self.call_kind = ""
         self.trace_role = ""
         self.attempt = 0
-        self.tool_calls = 0
+        self.replies = 0
 
     def ask(self, op: str, args: dict[str, Value]) -> Outcome:
         """One host call; an answer outside the op's contract ends the turn at contract_violation."""
@@ -247,9 +247,9 @@ class _Turn:
                 raise exc
             return _stream([_delta(content=PARTIAL)], exc)
         facts = self.facts(op, outcome)
-        self.tool_calls += 1
+        self.replies += 1
         name = OFF_SURFACE_TOOL if facts.get("offSurface") else (tools or FULL_SURFACE)[0]
-        return _stream(_reply(facts, name, f"call_{self.tool_calls}"), None)
+        return _stream(_reply(facts, name, f"call_{self.replies}"), None)
 
     # -- the pipeline's hooks
 

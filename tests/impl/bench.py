@@ -30,7 +30,10 @@ def main(n: int) -> None:
     table = load_profile("deeptutor-scheduler")
     cases = bundled_cases(table) + bundled_vector_cases(table) + fuzz_cases(table, n, 0)
     runs: list[tuple[str, Scheduler]] = [
-        ("node subprocess (wire v1)", WireScheduler(["node", str(HERE / "node" / "deeptutor-scheduler.js")], table)),
+        (
+            "node subprocess (wire v1)",
+            WireScheduler(["node", str(HERE / "node" / "deeptutor-scheduler.js")], table),
+        ),
         (
             "reference, Python subprocess (wire v1)",
             WireScheduler([sys.executable, "-m", "turnbound.properties.wire", table.name], table),
@@ -44,7 +47,9 @@ def main(n: int) -> None:
         report = conform(table, scheduler, cases)
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
         assert report.passed, report.summary
-        print(f"{name:45} {len(cases) / wall:8.0f} cases/s wall  ({wall:.2f} s wall, {cpu:.2f} s turnbound CPU)")
+        print(
+            f"{name:45} {len(cases) / wall:8.0f} cases/s wall  ({wall:.2f} s wall, {cpu:.2f} s turnbound CPU)"
+        )
 
 
 if __name__ == "__main__":

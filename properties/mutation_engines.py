@@ -1,0 +1,376 @@
+"""Each engine as a mutant detector: one function per engine, each returning a `Kill` or nothing.
+
+A mutant is compared with its original through what the original is known to do:
+its bundled cases and conformance vectors (expected traces), its claims (which the
+original meets: `Baseline` checks that before any mutant is judged, so a kill is
+never an artefact of a failing original), and its reachable graphs over the mutation
+parameter range (for equivalence). Everything the workers need is in one `Baseline`,
+built once in the parent process and inherited by forked workers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import signal
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from turnbound.properties.conform_cases import ConformCase, run_case
+from turnbound.properties.explorer import Exploration, Summary, explore
+from turnbound.properties.fuzz import fuzz
+from turnbound.properties.fuzz_swarm import ParamChoice
+from turnbound.properties.mutants import Document, Mutant
+from turnbound.properties.prover import ProofResult, Prover
+from turnbound.properties.scheduler import ReferenceScheduler
+from turnbound.properties.sweep import configurations
+from turnbound.properties.vectors import bundled_vector_cases
+from turnbound.reference.cases import Case, check_case
+from turnbound.reference.errors import DefinitionError, TurnboundError
+from turnbound.reference.profiles import profile_cases
+from turnbound.reference.table import Table
+
+Engine = Literal["loader", "cases", "explore", "vectors", "fuzz", "prove"]
+ENGINES: tuple[Engine, ...] = ("loader", "cases", "explore", "vectors", "fuzz", "prove")
+"""In the order they run: cheap and decisive first; the explorer also decides equivalence."""
+
+ENGINE_DOCS: dict[Engine, str] = {
+    "loader": "the loader's rules (names, types, reachability; z3-proved determinism and coverage)",
+    "cases": "the profile's bundled cases (the seed's figures) run on the mutant",
+    "explore": "the explorer over the mutation range: claims, termination, determinism",
+    "vectors": "the mutant, as an implementation, against the profile's conformance vectors",
+    "fuzz": "the Hypothesis machine over the mutation range",
+    "prove": "the z3 prover, for all parameter values",
+}
+
+MUTATION_SPAN = 2
+"""Values per parameter in the default mutation range: the first two of its table `range`."""
+
+STATE_LIMIT_FACTOR = 20
+"""A mutant's exploration stops at this many times the original's largest graph (plus a floor):
+a mutant that loses a counter update has an infinite graph, and the claims it breaks show
+long before a full-size state limit would be reached."""
+STATE_LIMIT_FLOOR = 10_000
+
+RUN_TIMEOUT = 60.0
+"""Seconds allowed for the interpreter-driven engines (cases, vectors) on one mutant: a mutant
+whose internal transitions loop hangs the interpreter, and a hang counts as detected."""
+
+DEFAULT_PROVE_TIMEOUT = 20.0
+
+
+def mutation_ranges(table: Table, span: int = MUTATION_SPAN) -> dict[str, list[int]]:
+    """Each parameter's first `span` values of its table `range`.
+
+    Why two values are enough for a budget: every guard compares a counter with a
+    budget (or a constant), and a counter starts at its initial value; the smallest
+    value lets the mutant's guard and the original's disagree where a budget is
+    spent at once, the next one where a counter reaches its budget after a step.
+    A shifted or flipped comparison changes the outcome at one of those two edges.
+    `tests/test_mutation_slow.py` checks this on the bundled profiles: every mutant
+    found equivalent over this range is also equivalent over the whole table range.
+    """
+    return {p.name: list(range(p.range[0], min(p.range[1], p.range[0] + span - 1) + 1)) for p in table.parameters}
+
+
+@dataclass(frozen=True)
+class Kill:
+    """How one engine told the mutant from its original: a one-line summary and the evidence."""
+
+    engine: Engine
+    summary: str
+    evidence: dict[str, Any] = field(default_factory=dict)
+    """JSON-ready: the loader message, failing case, witness trace, counterexample or refutation."""
+    seconds_to_failure: float | None = field(default=None, compare=False)
+    """Hypothesis only: wall time until the first failing example (not in JSON: it varies)."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"engine": self.engine, "summary": self.summary, "evidence": self.evidence}
+
+
+# -- guards ------------------------------------------------------------------------
+
+
+class _TimedOut(Exception):
+    pass
+
+
+@contextmanager
+def _time_limit(seconds: float) -> Iterator[None]:
+    """Interrupt pure-Python work after `seconds` (main thread only; elsewhere no limit)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expire(signum: int, frame: object) -> None:
+        raise _TimedOut
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+# -- the original: what every mutant is compared with -----------------------------
+
+
+def graph_digest(exploration: Exploration) -> str:
+    """The reachable graph up to node numbering: states by location, variables, facts and
+    monitors; edges by their two states and their label (transition id and outcome)."""
+    g = exploration.graph
+    key = {
+        n: repr((d["location"], tuple(d["values"].items()), tuple(sorted(d["facts"].items())), d["monitors"]))
+        for n, d in g.nodes(data=True)
+    }
+    lines = sorted(key.values())
+    lines += sorted(f"{key[a]} -> {key[b]} : {d['label']}" for a, b, d in g.edges(data=True))
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest()
+
+
+@dataclass
+class Baseline:
+    """The original table, checked green by every engine it is compared through."""
+
+    table: Table
+    document: Document
+    ranges: dict[str, list[int]]
+    configs: list[dict[str, int]]
+    cases: list[Case]
+    vectors: list[ConformCase]
+    graphs: list[str]
+    state_limit: int
+    fuzz_settings: str = "quick"
+    fuzz_seed: int = 0
+    fuzz_shrink: bool = True
+    prove_timeout: float = DEFAULT_PROVE_TIMEOUT
+    proved_as_expected: frozenset[str] | None = None
+    """Claims the prover decides as the original expects (set by `check_prover_baseline`)."""
+
+    @property
+    def source(self) -> str:
+        return Path(self.table.source).name
+
+    @property
+    def fuzz_params(self) -> dict[str, ParamChoice]:
+        return {name: list(values) for name, values in self.ranges.items()}
+
+    @classmethod
+    def of(cls, table: Table, document: Document, ranges: Mapping[str, list[int]] | None = None) -> Baseline:
+        """Check the original against the cheap engines and record what mutants are compared with."""
+        chosen = mutation_ranges(table) if ranges is None else {k: list(v) for k, v in ranges.items()}
+        configs = configurations(table, chosen)
+        cases = profile_cases(table)
+        for case in cases:
+            result = check_case(table, case)
+            if not result.passed:
+                raise DefinitionError(
+                    f"{table.name}: the original fails its case {case.name} ({'; '.join(result.mismatches)}); "
+                    "mutation testing needs a table that passes its own checks"
+                )
+        vectors = bundled_vector_cases(table)
+        graphs = []
+        largest = 0
+        for params in configs:
+            exploration = explore(table, params)
+            if not exploration.summary.ok:
+                raise DefinitionError(
+                    f"{table.name}: the original fails its exploration at {_fmt(params)}; "
+                    "mutation testing needs a table whose claims hold (run `turnbound explore`)"
+                )
+            largest = max(largest, exploration.summary.states)
+            graphs.append(graph_digest(exploration))
+        limit = max(STATE_LIMIT_FLOOR, STATE_LIMIT_FACTOR * largest)
+        return cls(table, document, chosen, configs, cases, vectors, graphs, limit)
+
+    def check_fuzz_baseline(self) -> None:
+        result = fuzz(
+            self.table, seed=self.fuzz_seed, settings_name=self.fuzz_settings, params=self.fuzz_params
+        )
+        if not result.ok:
+            raise DefinitionError(
+                f"{self.table.name}: the Hypothesis machine finds a counterexample in the original "
+                f"({result.counterexample['violation']['message'] if result.counterexample else ''})"
+            )
+        missed = [name for name, n in result.coverage.refuted.items() if n == 0]
+        if missed:
+            raise DefinitionError(
+                f"{self.table.name}: the Hypothesis machine ({self.fuzz_settings}) does not refute "
+                f"{', '.join(missed)} in the original, so it can not tell a mutant that makes them hold"
+            )
+
+    def check_prover_baseline(self) -> None:
+        results = Prover(self.table, timeout=self.prove_timeout).prove_all()
+        self.proved_as_expected = frozenset(r.goal.name for r in results if r.ok)
+
+
+def _fmt(params: Mapping[str, int]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in params.items())
+
+
+# -- the engines ---------------------------------------------------------------------
+
+
+def check_loader(base: Baseline, mutant: Mutant) -> Table | Kill:
+    try:
+        return mutant.load(base.source)
+    except DefinitionError as exc:
+        return Kill("loader", str(exc), {"message": str(exc)})
+
+
+def check_cases(base: Baseline, table: Table) -> Kill | None:
+    try:
+        with _time_limit(RUN_TIMEOUT):
+            for case in base.cases:
+                result = check_case(table, case)
+                if not result.passed:
+                    return Kill(
+                        "cases",
+                        f"case {case.name}: {'; '.join(result.mismatches)}",
+                        {"case": case.name, "mismatches": list(result.mismatches), "line": result.line},
+                    )
+    except _TimedOut:
+        return Kill("cases", f"the interpreter did not finish the cases within {RUN_TIMEOUT:g} s", {})
+    return None
+
+
+def check_vectors(base: Baseline, table: Table) -> Kill | None:
+    try:
+        with _time_limit(RUN_TIMEOUT):
+            scheduler = ReferenceScheduler(table)
+            for vector in base.vectors:
+                result = run_case(scheduler, vector)
+                if not result.passed:
+                    return Kill(
+                        "vectors",
+                        f"vector {vector.id}: {result.divergence}",
+                        {"vector": vector.id, "params": vector.params, "divergence": result.divergence},
+                    )
+    except _TimedOut:
+        return Kill("vectors", f"the interpreter did not finish the vectors within {RUN_TIMEOUT:g} s", {})
+    return None
+
+
+@dataclass(frozen=True)
+class Explored:
+    """The explorer's word on a mutant: a kill, or whether its graphs equal the original's."""
+
+    kill: Kill | None
+    equivalent: bool
+
+
+def check_explore(base: Baseline, table: Table) -> Explored:
+    """Explore each configuration (smallest first) until one shows a difference in a claim."""
+    same = True
+    for params, digest in zip(base.configs, base.graphs, strict=True):
+        exploration = explore(table, params, max_states=base.state_limit)
+        summary = exploration.summary
+        if not summary.ok:
+            return Explored(_explorer_kill(summary, base.state_limit), False)
+        if same and graph_digest(exploration) != digest:
+            same = False
+    return Explored(None, same)
+
+
+def _explorer_kill(summary: Summary, limit: int) -> Kill:
+    where = _fmt(summary.params)
+    unexpected = [c for c in summary.claims if not c.as_expected]
+    for v in summary.violations:
+        if any(c.name == v.claim for c in unexpected):
+            w = v.witness
+            return Kill(
+                "explore",
+                f"{v.claim} ({v.kind}) at {where}: {v.message}; witness: {w.line}",
+                {
+                    "params": dict(summary.params),
+                    "claim": v.claim,
+                    "kind": v.kind,
+                    "message": v.message,
+                    "line": w.line,
+                    "path": [s.transition for s in w.path],
+                    "replayed": v.replay_problem is None,
+                    "trace": w.trace.to_json(),
+                },
+            )
+    for c in unexpected:
+        return Kill(
+            "explore",
+            f"{c.name} ({c.kind}) at {where}: expected {c.expect}, but it {c.verdict}",
+            {"params": dict(summary.params), "claim": c.name, "kind": c.kind, "verdict": c.verdict},
+        )
+    if not summary.complete:
+        return Kill(
+            "explore",
+            f"at {where} the graph outgrows {limit:,} states: a counter grows without bound",
+            {"params": dict(summary.params), "states": summary.states},
+        )
+    problem = next(v for v in summary.violations if v.replay_problem is not None)
+    return Kill("explore", f"{problem.claim}: its witness does not replay: {problem.replay_problem}", {})
+
+
+def check_fuzz(base: Baseline, table: Table) -> Kill | None:
+    """A counterexample, or a claim expected to be violated that no generated run refuted."""
+    result = fuzz(
+        table,
+        seed=base.fuzz_seed,
+        settings_name=base.fuzz_settings,
+        params=base.fuzz_params,
+        shrink=base.fuzz_shrink,
+    )
+    cx = result.counterexample
+    if cx is not None:
+        v = cx["violation"]
+        steps = len(cx["trace"]["steps"])
+        return Kill(
+            "fuzz",
+            f"{v['message']} (params {_fmt(cx['params'])}, {steps} host calls, example {result.examples_run})",
+            cx,
+            seconds_to_failure=result.seconds_to_failure,
+        )
+    missed = [name for name, n in result.coverage.refuted.items() if n == 0]
+    if missed:
+        return Kill(
+            "fuzz",
+            f"{', '.join(missed)}: expected to be violated, but no run of {result.examples_run} examples "
+            "refutes it",
+            {"unrefuted": missed, "examples": result.examples_run},
+            seconds_to_failure=result.seconds,
+        )
+    return None
+
+
+def check_prove(base: Baseline, table: Table) -> Kill | None:
+    """A claim the prover decides against its `expect` (one it decides as expected on the original)."""
+    if base.proved_as_expected is None:
+        base.check_prover_baseline()
+    assert base.proved_as_expected is not None
+    try:
+        results = Prover(table, timeout=base.prove_timeout).prove_all()
+    except TurnboundError as exc:
+        return Kill("prove", f"the prover rejects the mutant: {exc}", {"message": str(exc)})
+    for r in results:
+        if r.goal.name in base.proved_as_expected and not r.ok and r.verdict != "unknown":
+            return _prover_kill(r)
+    return None
+
+
+def _prover_kill(r: ProofResult) -> Kill:
+    name = r.goal.name
+    if r.verdict == "proved":
+        return Kill(
+            "prove",
+            f"{name}: PROVED for all parameter values ({r.method}), but it is expected to be violated",
+            {"claim": name, "verdict": "proved", "method": r.method},
+        )
+    w = r.witness
+    detail = w.detail if w is not None else r.reason
+    return Kill(
+        "prove",
+        f"{name}: REFUTED ({r.method}): {detail}",
+        {"claim": name, "verdict": r.verdict, "method": r.method, "witness": w.to_json() if w else None},
+    )
