@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 import click
+from turnbound.properties import cmd_check  # noqa: F401  (registers commands)
 from turnbound.properties import cmd_conform  # noqa: F401  (registers commands)
 from turnbound.properties import cmd_explore  # noqa: F401  (registers commands)
 from turnbound.properties import cmd_fuzz  # noqa: F401  (registers commands)

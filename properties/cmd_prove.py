@@ -49,6 +49,11 @@ _HEADLINE = {
     help="Longest run searched for a counterexample or a tightness witness.",
 )
 @click.option("--no-pdr", is_flag=True, help="Skip property-directed reachability (z3 Spacer).")
+@click.option(
+    "--no-strengthen",
+    is_flag=True,
+    help="Plain k-induction over the table's lemmas only (no inferred facts): shows which lemmas a proof needs.",
+)
 @json_option
 def prove_cmd(
     profile: str,
@@ -57,6 +62,7 @@ def prove_cmd(
     max_k: int,
     depth: int,
     no_pdr: bool,
+    no_strengthen: bool,
     as_json: bool,
 ) -> None:
     """Prove the invariants, bounds and trace properties of PROFILE for all parameter values.
@@ -68,7 +74,9 @@ def prove_cmd(
     """
     table = load_profile(profile)
     started = time.monotonic()
-    prover = Prover(table, timeout=timeout, max_k=max_k, depth=depth, use_pdr=not no_pdr)
+    prover = Prover(
+        table, timeout=timeout, max_k=max_k, depth=depth, use_pdr=not no_pdr, strengthen=not no_strengthen
+    )
     strengthening = prover.strengthening
     results = prover.prove_all(list(claims) or None)
     total = time.monotonic() - started

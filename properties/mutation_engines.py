@@ -143,7 +143,8 @@ class Baseline:
     configs: list[dict[str, int]]
     cases: list[Case]
     vectors: list[ConformCase]
-    graphs: list[str]
+    graphs: list[tuple[int, int, str]]
+    """Per configuration: states, edges and `graph_digest` of the original's graph."""
     state_limit: int
     fuzz_settings: str = "quick"
     fuzz_seed: int = 0
@@ -184,7 +185,8 @@ class Baseline:
                     "mutation testing needs a table whose claims hold (run `turnbound explore`)"
                 )
             largest = max(largest, exploration.summary.states)
-            graphs.append(graph_digest(exploration))
+            summary = exploration.summary
+            graphs.append((summary.states, summary.edges, graph_digest(exploration)))
         limit = max(STATE_LIMIT_FLOOR, STATE_LIMIT_FACTOR * largest)
         return cls(table, document, chosen, configs, cases, vectors, graphs, limit)
 
@@ -267,11 +269,13 @@ class Explored:
 def check_explore(base: Baseline, table: Table) -> Explored:
     """Explore each configuration (smallest first) until one shows a difference in a claim."""
     same = True
-    for params, digest in zip(base.configs, base.graphs, strict=True):
+    for params, (states, edges, digest) in zip(base.configs, base.graphs, strict=True):
         exploration = explore(table, params, max_states=base.state_limit)
         summary = exploration.summary
         if not summary.ok:
             return Explored(_explorer_kill(summary, base.state_limit), False)
+        if same and (summary.states, summary.edges) != (states, edges):
+            same = False
         if same and graph_digest(exploration) != digest:
             same = False
     return Explored(None, same)
