@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import click
 from rich.table import Table as RichTable
-
 from turnbound.properties.check import ENGINES, ProfileCheck, check_profile
 from turnbound.properties.cli_app import app, console, emit_json, finish, json_option, usage_error
 from turnbound.reference.profiles import load_profile, profile_names
@@ -26,7 +25,8 @@ def _print(r: ProfileCheck) -> None:
         unexpected = [c.name for c in r.claims if c.unexpected]
         verdict = "every claim as expected" if not unexpected else f"UNEXPECTED: {', '.join(unexpected)}"
         console.print(
-            f"  explore  {r.configurations} configurations, {r.states:,} states, {r.edges:,} edges: {verdict}",
+            f"  explore  {r.configurations} configurations, {r.states:,} states, "
+            f"{r.edges:,} edges: {verdict}",
             markup=False,
         )
     if r.fuzzed is not None:
@@ -42,7 +42,8 @@ def _print(r: ProfileCheck) -> None:
         wrong = [p.goal.name for p in r.proofs if not p.ok]
         tail = "all as expected" if not wrong else f"NOT AS EXPECTED: {', '.join(wrong)}"
         console.print(
-            f"  prove    {proved} proved, {refuted} refuted, {unknown} unknown for all parameter values: {tail}",
+            f"  prove    {proved} proved, {refuted} refuted, {unknown} unknown "
+            f"for all parameter values: {tail}",
             markup=False,
         )
         bounds = RichTable(box=None, show_header=False, pad_edge=False, padding=(0, 1))
