@@ -5,15 +5,17 @@ from __future__ import annotations
 import sys
 
 import click
-from turnbound.properties import cmd_check  # noqa: F401  (registers commands)
-from turnbound.properties import cmd_conform  # noqa: F401  (registers commands)
-from turnbound.properties import cmd_explore  # noqa: F401  (registers commands)
-from turnbound.properties import cmd_fuzz  # noqa: F401  (registers commands)
-from turnbound.properties import cmd_graph  # noqa: F401  (registers commands)
-from turnbound.properties import cmd_prove  # noqa: F401  (registers commands)
-from turnbound.properties import cmd_run  # noqa: F401  (registers commands)
-from turnbound.properties import cmd_validate  # noqa: F401  (registers commands)
-from turnbound.properties import cmd_vectors  # noqa: F401  (registers commands)
+from turnbound.properties import (
+    cmd_check,  # noqa: F401  (registers commands)
+    cmd_conform,  # noqa: F401  (registers commands)
+    cmd_explore,  # noqa: F401  (registers commands)
+    cmd_fuzz,  # noqa: F401  (registers commands)
+    cmd_graph,  # noqa: F401  (registers commands)
+    cmd_prove,  # noqa: F401  (registers commands)
+    cmd_run,  # noqa: F401  (registers commands)
+    cmd_validate,  # noqa: F401  (registers commands)
+    cmd_vectors,  # noqa: F401  (registers commands)
+)
 from turnbound.properties.cli_app import CommandFailed, app
 from turnbound.reference.errors import TurnboundError
 

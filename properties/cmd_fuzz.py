@@ -65,7 +65,10 @@ def _print(result: FuzzResult) -> None:
         kinds += [k for k in counts if k not in kinds and k != CONTRACT]
     if any(CONTRACT in counts for counts in cov.outcomes.values()):
         kinds.append(CONTRACT)
-    grid = RichTable("operation", *kinds, box=None, pad_edge=False)
+    grid = RichTable(box=None, pad_edge=False)
+    grid.add_column("operation")
+    for kind in kinds:
+        grid.add_column(kind, justify="right")
     for op, counts in cov.outcomes.items():
         grid.add_row(op, *(str(counts[k]) if k in counts else "-" for k in kinds))
     console.print(grid)

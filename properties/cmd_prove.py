@@ -52,7 +52,7 @@ _HEADLINE = {
 @click.option(
     "--no-strengthen",
     is_flag=True,
-    help="Plain k-induction over the table's lemmas only (no inferred facts): shows which lemmas a proof needs.",
+    help="Plain k-induction over the lemmas only (no inferred facts): shows which lemmas a proof needs.",
 )
 @json_option
 def prove_cmd(

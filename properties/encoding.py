@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 import z3
-from turnbound.reference.expr import Expr, Ref, refs
+from turnbound.reference.expr import Expr, refs
 from turnbound.reference.expr_z3 import const, decode, domain_constraint, to_z3, type_constraint
 from turnbound.reference.outcomes import Outcome
 from turnbound.reference.table import ANY_OP, Table, TraceProperty, Transition, ValueSpec
@@ -92,7 +92,8 @@ class StateValues:
 
 @dataclass(frozen=True)
 class Run:
-    """A run read from a model: the parameters, the states and the edges between them."""
+    """A run: parameters, states and the edges between them (read from a z3 model, or found by the
+    explicit search), with what the host returned on each edge."""
 
     params: dict[str, int]
     states: list[StateValues]
@@ -231,9 +232,6 @@ class Encoding:
             if r.kind == "fact":
                 env[r.name] = source[fact_key(r.name, r.type)]
         return to_z3(expr, env)
-
-    def fact_ref(self, r: Ref, f: Frame) -> z3.ExprRef:
-        return f.facts[fact_key(r.name, r.type)]
 
     # -- the initial state and the steps ---------------------------------------
 
@@ -386,19 +384,9 @@ class Encoding:
 
     def read_outcome(self, model: z3.ModelRef, e: Edge, g: Frame) -> dict[str, Value]:
         """The facts (or failure fields) the host returned on edge e, read in the frame it led to."""
-        t = e.transition
-        if e.kind == "internal" or t.op is None:
-            return {}
-        specs = (
-            self.table.operations[t.op].facts
-            if e.kind == "success"
-            else self.table.failures[e.error or ""].fields
-        )
         return {
-            s.name: decode(
-                model.eval(g.facts[fact_key(s.name, s.domain.type)], model_completion=True), s.domain.type
-            )
-            for s in specs
+            s.name: decode(model.eval(self.fact_term(g, e, s.name), model_completion=True), s.domain.type)
+            for s in self.outcome_specs(e)
         }
 
 

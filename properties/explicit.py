@@ -24,7 +24,7 @@ from turnbound.reference.table import Table
 from turnbound.reference.types import Value
 
 DEFAULT_CAP = 20_000
-SAMPLE_CAP = 2_000
+SAMPLE_CAP = 600
 
 Node = tuple[State, MonitorState]
 StateCheck = Callable[[str, Mapping[str, Value], MonitorState], bool]

@@ -46,8 +46,8 @@ PROFILES: dict[str, FuzzSettings] = {
     p.name: p
     for p in (
         FuzzSettings("quick", 60, 10, 100, "CI: a few seconds per profile."),
-        FuzzSettings("thorough", 1_000, 20, 200, "Nightly and mutation agreement: a minute per profile."),
-        FuzzSettings("nightly", 10_000, 20, 500, "A long soak: minutes per profile."),
+        FuzzSettings("thorough", 500, 20, 200, "Nightly and mutation agreement: a minute per profile."),
+        FuzzSettings("nightly", 5_000, 20, 500, "A long soak: minutes per profile."),
     )
 }
 

@@ -42,12 +42,14 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from turnbound.properties.mutants import OPERATORS, Document, Mutant, mutants
 from turnbound.properties.mutation_engines import (
+    DEFAULT_FUZZ_SETTINGS,
     DEFAULT_PROVE_TIMEOUT,
     ENGINES,
     Baseline,
     Engine,
     Kill,
     check_cases,
+    check_conform,
     check_explore,
     check_fuzz,
     check_loader,
@@ -206,6 +208,8 @@ def _run_engine(base: Baseline, engine: Engine, table: Table, p: _Partial) -> Ki
         return explored.kill
     if engine == "vectors":
         return check_vectors(base, table)
+    if engine == "conform":
+        return check_conform(base, table)
     if engine == "fuzz":
         return check_fuzz(base, table)
     return check_prove(base, table)
@@ -297,7 +301,7 @@ def mutate(
     engines: Sequence[Engine] = ENGINES,
     ranges: Mapping[str, list[int]] | None = None,
     every_engine: bool = False,
-    fuzz_settings: str = "quick",
+    fuzz_settings: str = DEFAULT_FUZZ_SETTINGS,
     fuzz_seed: int = 0,
     fuzz_shrink: bool = True,
     prove_timeout: float = DEFAULT_PROVE_TIMEOUT,
@@ -325,18 +329,26 @@ def mutate(
     with _progress(len(found), show) as task:
         first = [e for e in chosen if e in FIRST_PASS]
         partials = _run_pass(
-            base, found, [(i, _Partial()) for i in range(len(found))], first, every_engine, workers,
+            base,
+            found,
+            [(i, _Partial()) for i in range(len(found))],
+            first,
+            every_engine,
+            workers,
             task("cheap engines", len(found)),
         )
         later = [e for e in chosen if e not in FIRST_PASS]
         todo = [i for i, p in enumerate(partials) if later and _needs_more(p, every_engine)]
         if todo:
-            if "fuzz" in later:
-                base.check_fuzz_baseline()
             if "prove" in later:
-                base.check_prover_baseline()
+                base.proved_as_expected()  # once, before the workers fork
             done = _run_pass(
-                base, found, [(i, partials[i]) for i in todo], later, every_engine, workers,
+                base,
+                found,
+                [(i, partials[i]) for i in todo],
+                later,
+                every_engine,
+                workers,
                 task("Hypothesis and prover", len(todo)),
             )
             for i, p in zip(todo, done, strict=True):
@@ -364,4 +376,6 @@ def _needs_more(p: _Partial, every: bool) -> bool:
 
 def _result(m: Mutant, p: _Partial) -> MutantResult:
     status: Status = "killed" if p.kills else "equivalent" if p.equivalent else "survived"
-    return MutantResult(m.id, m.operator, m.description, status, tuple(p.kills), tuple(p.ran), dict(p.seconds))
+    return MutantResult(
+        m.id, m.operator, m.description, status, tuple(p.kills), tuple(p.ran), dict(p.seconds)
+    )

@@ -21,11 +21,12 @@ from typing import Any, Literal
 
 from turnbound.properties.conform_cases import ConformCase, run_case
 from turnbound.properties.explorer import Exploration, Summary, explore
-from turnbound.properties.fuzz import fuzz
+from turnbound.properties.fuzz import FuzzResult, fuzz
 from turnbound.properties.fuzz_swarm import ParamChoice
 from turnbound.properties.mutants import Document, Mutant
 from turnbound.properties.prover import ProofResult, Prover
 from turnbound.properties.scheduler import ReferenceScheduler
+from turnbound.properties.stateful import SchedulerFactory
 from turnbound.properties.sweep import configurations
 from turnbound.properties.vectors import bundled_vector_cases
 from turnbound.reference.cases import Case, check_case
@@ -33,16 +34,18 @@ from turnbound.reference.errors import DefinitionError, TurnboundError
 from turnbound.reference.profiles import profile_cases
 from turnbound.reference.table import Table
 
-Engine = Literal["loader", "cases", "explore", "vectors", "fuzz", "prove"]
-ENGINES: tuple[Engine, ...] = ("loader", "cases", "explore", "vectors", "fuzz", "prove")
-"""In the order they run: cheap and decisive first; the explorer also decides equivalence."""
+Engine = Literal["loader", "cases", "explore", "vectors", "conform", "fuzz", "prove"]
+ENGINES: tuple[Engine, ...] = ("loader", "cases", "explore", "vectors", "conform", "fuzz", "prove")
+"""In the order they run: cheap and decisive first (the explorer also decides equivalence),
+then the Hypothesis machine, as a conformance check and on the mutant's own claims, then z3."""
 
 ENGINE_DOCS: dict[Engine, str] = {
     "loader": "the loader's rules (names, types, reachability; z3-proved determinism and coverage)",
     "cases": "the profile's bundled cases (the seed's figures) run on the mutant",
     "explore": "the explorer over the mutation range: claims, termination, determinism",
     "vectors": "the mutant, as an implementation, against the profile's conformance vectors",
-    "fuzz": "the Hypothesis machine over the mutation range",
+    "conform": "the mutant, as an implementation, against the original under the Hypothesis machine",
+    "fuzz": "the Hypothesis machine on the mutant's own claims",
     "prove": "the z3 prover, for all parameter values",
 }
 
@@ -60,6 +63,10 @@ RUN_TIMEOUT = 60.0
 whose internal transitions loop hangs the interpreter, and a hang counts as detected."""
 
 DEFAULT_PROVE_TIMEOUT = 20.0
+DEFAULT_FUZZ_SETTINGS = "thorough"
+"""Hypothesis stops at the first failing example, so only a mutant it can not kill pays for
+all the examples; the quick settings miss faults that need a rare run (several empty replies
+in a row at one budget value)."""
 
 
 def mutation_ranges(table: Table, span: int = MUTATION_SPAN) -> dict[str, list[int]]:
@@ -73,7 +80,9 @@ def mutation_ranges(table: Table, span: int = MUTATION_SPAN) -> dict[str, list[i
     `tests/test_mutation_slow.py` checks this on the bundled profiles: every mutant
     found equivalent over this range is also equivalent over the whole table range.
     """
-    return {p.name: list(range(p.range[0], min(p.range[1], p.range[0] + span - 1) + 1)) for p in table.parameters}
+    return {
+        p.name: list(range(p.range[0], min(p.range[1], p.range[0] + span - 1) + 1)) for p in table.parameters
+    }
 
 
 @dataclass(frozen=True)
@@ -146,12 +155,12 @@ class Baseline:
     graphs: list[tuple[int, int, str]]
     """Per configuration: states, edges and `graph_digest` of the original's graph."""
     state_limit: int
-    fuzz_settings: str = "quick"
+    fuzz_settings: str = DEFAULT_FUZZ_SETTINGS
     fuzz_seed: int = 0
     fuzz_shrink: bool = True
     prove_timeout: float = DEFAULT_PROVE_TIMEOUT
-    proved_as_expected: frozenset[str] | None = None
-    """Claims the prover decides as the original expects (set by `check_prover_baseline`)."""
+    _fuzz_refutes: frozenset[str] | None = None
+    _proved_as_expected: frozenset[str] | None = None
 
     @property
     def source(self) -> str:
@@ -171,7 +180,8 @@ class Baseline:
             result = check_case(table, case)
             if not result.passed:
                 raise DefinitionError(
-                    f"{table.name}: the original fails its case {case.name} ({'; '.join(result.mismatches)}); "
+                    f"{table.name}: the original fails its case {case.name} "
+                    f"({'; '.join(result.mismatches)}); "
                     "mutation testing needs a table that passes its own checks"
                 )
         vectors = bundled_vector_cases(table)
@@ -190,25 +200,33 @@ class Baseline:
         limit = max(STATE_LIMIT_FLOOR, STATE_LIMIT_FACTOR * largest)
         return cls(table, document, chosen, configs, cases, vectors, graphs, limit)
 
-    def check_fuzz_baseline(self) -> None:
-        result = fuzz(
-            self.table, seed=self.fuzz_seed, settings_name=self.fuzz_settings, params=self.fuzz_params
+    def fuzz(self, table: Table, scheduler: SchedulerFactory | None = None) -> FuzzResult:
+        return fuzz(
+            table,
+            seed=self.fuzz_seed,
+            settings_name=self.fuzz_settings,
+            params=self.fuzz_params,
+            scheduler=scheduler,
+            shrink=self.fuzz_shrink,
         )
-        if not result.ok:
-            raise DefinitionError(
-                f"{self.table.name}: the Hypothesis machine finds a counterexample in the original "
-                f"({result.counterexample['violation']['message'] if result.counterexample else ''})"
-            )
-        missed = [name for name, n in result.coverage.refuted.items() if n == 0]
-        if missed:
-            raise DefinitionError(
-                f"{self.table.name}: the Hypothesis machine ({self.fuzz_settings}) does not refute "
-                f"{', '.join(missed)} in the original, so it can not tell a mutant that makes them hold"
-            )
 
-    def check_prover_baseline(self) -> None:
-        results = Prover(self.table, timeout=self.prove_timeout).prove_all()
-        self.proved_as_expected = frozenset(r.goal.name for r in results if r.ok)
+    def fuzz_refutes(self) -> frozenset[str]:
+        """The claims expected to be violated that the Hypothesis machine refutes in the original.
+
+        Needed only when a mutant's run leaves such a claim unrefuted, so computed then (once
+        per process): the original's own run costs as much as a mutant Hypothesis can not kill.
+        """
+        if self._fuzz_refutes is None:
+            result = self.fuzz(self.table)
+            self._fuzz_refutes = frozenset(n for n, k in result.coverage.refuted.items() if k > 0)
+        return self._fuzz_refutes
+
+    def proved_as_expected(self) -> frozenset[str]:
+        """The claims the prover decides as the original expects: only those can kill a mutant."""
+        if self._proved_as_expected is None:
+            results = Prover(self.table, timeout=self.prove_timeout).prove_all()
+            self._proved_as_expected = frozenset(r.goal.name for r in results if r.ok)
+        return self._proved_as_expected
 
 
 def _fmt(params: Mapping[str, int]) -> str:
@@ -317,31 +335,50 @@ def _explorer_kill(summary: Summary, limit: int) -> Kill:
     return Kill("explore", f"{problem.claim}: its witness does not replay: {problem.replay_problem}", {})
 
 
-def check_fuzz(base: Baseline, table: Table) -> Kill | None:
-    """A counterexample, or a claim expected to be violated that no generated run refuted."""
-    result = fuzz(
-        table,
-        seed=base.fuzz_seed,
-        settings_name=base.fuzz_settings,
-        params=base.fuzz_params,
-        shrink=base.fuzz_shrink,
+def check_conform(base: Baseline, table: Table) -> Kill | None:
+    """The Hypothesis machine drives the original and the mutant side by side: the first divergence.
+
+    The original's own claims are checked on the reference side too, but the explorer
+    found them holding over the same range (`Baseline.of`), so a finding is the mutant's.
+    """
+    result = base.fuzz(base.table, scheduler=lambda: ReferenceScheduler(table))
+    cx = result.counterexample
+    if cx is None:
+        return None
+    what = cx["divergence"] or cx["violation"]["message"]
+    return Kill(
+        "conform",
+        f"{what} ({_where(cx, result)})",
+        cx,
+        seconds_to_failure=result.seconds_to_failure,
     )
+
+
+def _where(cx: Mapping[str, Any], result: FuzzResult) -> str:
+    steps = len(cx["trace"]["steps"])
+    return f"params {_fmt(cx['params'])}, {steps} host calls, found in example {result.examples_run}"
+
+
+def check_fuzz(base: Baseline, table: Table) -> Kill | None:
+    """A counterexample, or a claim expected to be violated that no generated run refuted
+    (one the machine does refute in the original)."""
+    result = base.fuzz(table)
     cx = result.counterexample
     if cx is not None:
         v = cx["violation"]
-        steps = len(cx["trace"]["steps"])
         return Kill(
             "fuzz",
-            f"{v['message']} (params {_fmt(cx['params'])}, {steps} host calls, example {result.examples_run})",
+            f"{v['message']} ({_where(cx, result)})",
             cx,
             seconds_to_failure=result.seconds_to_failure,
         )
     missed = [name for name, n in result.coverage.refuted.items() if n == 0]
+    missed = [name for name in missed if name in base.fuzz_refutes()] if missed else []
     if missed:
         return Kill(
             "fuzz",
-            f"{', '.join(missed)}: expected to be violated, but no run of {result.examples_run} examples "
-            "refutes it",
+            f"{', '.join(missed)}: expected to be violated and refuted in the original, but no run of "
+            f"{result.examples_run} examples refutes it in the mutant",
             {"unrefuted": missed, "examples": result.examples_run},
             seconds_to_failure=result.seconds,
         )
@@ -350,15 +387,13 @@ def check_fuzz(base: Baseline, table: Table) -> Kill | None:
 
 def check_prove(base: Baseline, table: Table) -> Kill | None:
     """A claim the prover decides against its `expect` (one it decides as expected on the original)."""
-    if base.proved_as_expected is None:
-        base.check_prover_baseline()
-    assert base.proved_as_expected is not None
+    decided = base.proved_as_expected()
     try:
         results = Prover(table, timeout=base.prove_timeout).prove_all()
     except TurnboundError as exc:
         return Kill("prove", f"the prover rejects the mutant: {exc}", {"message": str(exc)})
     for r in results:
-        if r.goal.name in base.proved_as_expected and not r.ok and r.verdict != "unknown":
+        if r.goal.name in decided and not r.ok and r.verdict != "unknown":
             return _prover_kill(r)
     return None
 

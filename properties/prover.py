@@ -133,6 +133,8 @@ class _Work:
     cti: CounterexampleToInduction | None = None
     tried_with: int = -1
     pdr: str = ""
+    note: str = ""
+    """Why z3 gave up in the last phase that did (the reason of an `unknown` verdict)."""
 
     def deadline(self) -> float:
         return time.monotonic() + max(0.0, self.budget - self.spent)
@@ -213,6 +215,8 @@ class Prover:
         for w in work:
             if w.result is None:
                 self._timed(w, self._refute)
+            if w.result is None:
+                w.result = ProofResult(w.goal, "unknown", reason=w.note or "undecided", cti=w.cti)
         chosen = [w for w in work if not names or w.goal.name in names]
         for w in chosen:
             self._timed(w, self._tightness)
@@ -224,18 +228,13 @@ class Prover:
         return out
 
     def _timed(self, w: _Work, phase: Callable[[_Work, float], None]) -> None:
+        """Run one phase on the claim's remaining budget; z3 giving up is noted, not final."""
         start = time.monotonic()
         try:
             phase(w, w.deadline())
         except Undecided as exc:
-            if w.result is None or w.result.verdict == "proved":
-                reason = (
-                    f"timeout after {self.timeout:g} s"
-                    if str(exc) in ("timeout", "canceled")
-                    else f"z3: {exc}"
-                )
-                if w.result is None:
-                    w.result = ProofResult(w.goal, "unknown", reason=reason, cti=w.cti)
+            timed_out = str(exc) in ("timeout", "canceled") or w.deadline() <= time.monotonic()
+            w.note = f"timeout after {self.timeout:g} s" if timed_out else f"z3 gave up: {exc}"
         finally:
             w.spent += time.monotonic() - start
 
@@ -288,7 +287,7 @@ class Prover:
             f"not {self.max_k}-inductive{helped}{pdr_note}, and no counterexample within the explore ranges "
             f"or {self.depth} steps"
         )
-        w.result = ProofResult(w.goal, "unknown", reason=reason, cti=w.cti)
+        w.note = reason
 
     def _tightness(self, w: _Work, deadline: float) -> None:
         r = w.result

@@ -71,6 +71,16 @@ def test_a_guard_that_rejects_the_empty_probe_keeps_the_documented_bound(table: 
     assert result.trace.counters["rounds"] == result.trace.variables["exploration_budget"] + 4
 
 
+def test_salvage_after_visible_output_breaks_only_the_property_expected_to_break(table: Table) -> None:
+    """The finding as a case: a non-transport failure after output is answered by a forced round."""
+    result = check_case(table, _case(table, "partial_provider_failure_salvaged"))
+    assert result.passed, result.mismatches
+    assert result.trace is not None
+    broken = check_trace(table, result.trace)
+    assert [p.name for p in broken] == ["partial_failure_not_salvaged"]
+    assert all(p.expect == "violated" for p in broken)
+
+
 def test_the_forced_round_counts_in_rounds_but_in_neither_stage(table: Table) -> None:
     trace = check_case(table, _case(table, "ordinary_cap")).trace
     assert trace is not None

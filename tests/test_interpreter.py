@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
 from turnbound.reference.errors import DefinitionError, Nondeterminism, ScriptExhausted, StuckState
+from turnbound.reference.expr_parse import Symbol, parse_expr
 from turnbound.reference.host import HostRaise, ObjectHost, Script, ScriptHost
 from turnbound.reference.interpreter import outcome_script, run
 from turnbound.reference.loader import load_table_text
@@ -13,6 +15,7 @@ from turnbound.reference.monitors import check_trace
 from turnbound.reference.outcomes import Outcome
 from turnbound.reference.table import Table
 from turnbound.reference.trace import HORIZON
+from turnbound.reference.types import BOOL, INT
 
 TOOLS = {"hasTools": True, "hasText": False, "truncated": False, "reasoningBudgetExhausted": False}
 ANSWER = {"hasTools": False, "hasText": True, "truncated": False, "reasoningBudgetExhausted": False}
@@ -168,8 +171,19 @@ def test_parameter_outside_its_domain_is_rejected(deeptutor: Table) -> None:
         run(deeptutor, script(), {"explorationBudget": -1})
 
 
+def _with_guard(table: Table, tid: str, text: str) -> Table:
+    """The table with one guard replaced, past the loader (which would reject it): a runtime check."""
+    t = table.transition(tid)
+    scope = {p.name: Symbol(p.name, "param", INT) for p in table.parameters}
+    scope |= {v.name: Symbol(v.name, "var", v.type) for v in table.variables}
+    changed = dataclasses.replace(t, guard=parse_expr(text, scope, BOOL))
+    transitions = tuple(changed if x.id == tid else x for x in table.transitions)
+    outgoing = {loc: tuple(changed if x.id == tid else x for x in ts) for loc, ts in table.outgoing.items()}
+    return dataclasses.replace(table, transitions=transitions, outgoing=outgoing)
+
+
 def test_stuck_state_names_location_and_candidates(tiny_text: str) -> None:
-    table = load_table_text(tiny_text.replace('guard = "steps >= budget"', 'guard = "steps > budget"'))
+    table = _with_guard(load_table_text(tiny_text), "stop", "steps > budget")
     with pytest.raises(StuckState) as info:
         run(table, script(step=[facts(more=True)] * 2), {"budget": 2})
     assert info.value.location == "loop"
@@ -178,18 +192,14 @@ def test_stuck_state_names_location_and_candidates(tiny_text: str) -> None:
 
 
 def test_overlapping_guards_are_nondeterminism(tiny_text: str) -> None:
-    table = load_table_text(tiny_text.replace('guard = "steps >= budget"', 'guard = "steps >= 0"'))
+    table = _with_guard(load_table_text(tiny_text), "stop", "steps >= 0")
     with pytest.raises(Nondeterminism) as info:
         run(table, script(), {"budget": 1})
     assert info.value.enabled == ["work", "stop"]
 
 
 def test_unbounded_loop_stops_at_the_horizon(tiny_text: str) -> None:
-    table = load_table_text(
-        tiny_text.replace('guard = "steps < budget"', 'guard = "true"').replace(
-            'guard = "steps >= budget"', 'guard = "false"'
-        )
-    )
+    table = _with_guard(_with_guard(load_table_text(tiny_text), "work", "true"), "stop", "false")
     trace = run(table, ObjectHost(type("Always", (), {"step": lambda self: {"more": True}})()), max_steps=50)
     assert trace.terminal == HORIZON
     assert len(trace.steps) == 50
