@@ -30,7 +30,9 @@ from turnbound.reference.profiles import load_profile
     type=click.Choice(list(PROFILES)),
     default="quick",
     show_default=True,
-    help="A named settings profile: " + "; ".join(f"{p.name}: {p.doc}" for p in PROFILES.values()),
+    help="Named settings: "
+    + "; ".join(f"{p.name} = {p.examples} examples of {p.steps} turns" for p in PROFILES.values())
+    + ".",
 )
 @param_option
 @json_option

@@ -15,8 +15,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from turnbound.reference.errors import RunError, TurnboundError
+from turnbound.reference.errors import Livelock, RunError, TurnboundError
 from turnbound.reference.host import Host
+from turnbound.reference.interpreter import MAX_INTERNAL
 from turnbound.reference.machine import Machine, State
 from turnbound.reference.outcomes import Outcome
 from turnbound.reference.table import Table
@@ -77,12 +78,16 @@ class ReferenceScheduler:
     def _advance(self) -> Request:
         m, state = self._machine, self._state
         assert m is not None and state is not None
+        internal = 0
         while not m.is_terminal(state):
             if self._steps >= self.max_steps:
                 self._state = state
                 return End(HORIZON, m.counters(state))
             t = m.select(state)
             if t.op is None:
+                internal += 1
+                if internal > MAX_INTERNAL:
+                    raise Livelock(state.location, internal - 1, [t.id])
                 state = m.take_internal(state, t)
                 continue
             self._state = state

@@ -33,6 +33,17 @@ class RunError(TurnboundError):
     """A run could not continue for a reason outside the table's semantics."""
 
 
+class Livelock(RunError):
+    """Internal transitions keep firing without a host call: the table loops on its own."""
+
+    def __init__(self, location: str, count: int, recent: list[str]) -> None:
+        self.location = location
+        super().__init__(
+            f"{count} internal transitions in a row without a host call (now at {location!r}; "
+            f"last: {', '.join(recent)}): the table loops without asking the host"
+        )
+
+
 class ScriptExhausted(RunError):
     def __init__(self, op: str, call: int) -> None:
         self.op = op

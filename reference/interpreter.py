@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from turnbound.reference.errors import Livelock
 from turnbound.reference.host import Host
 from turnbound.reference.machine import Machine, State
 from turnbound.reference.outcomes import Outcome
@@ -11,6 +12,8 @@ from turnbound.reference.table import Table
 from turnbound.reference.trace import HORIZON, Step, Trace
 
 DEFAULT_MAX_STEPS = 10_000
+MAX_INTERNAL = 10_000
+"""Internal transitions allowed between two host calls before the run is a livelock."""
 
 
 def run(
@@ -30,14 +33,19 @@ def run(
     steps: list[Step] = []
     path: list[str] = []
     violation: str | None = None
+    internal = 0
     while not machine.is_terminal(state):
         if len(steps) >= limit:
             return _trace(machine, state, steps, path, None, terminal=HORIZON)
         t = machine.select(state)
         path.append(t.id)
         if t.op is None:
+            internal += 1
+            if internal > MAX_INTERNAL:
+                raise Livelock(state.location, internal - 1, path[-4:])
             state = machine.take_internal(state, t)
             continue
+        internal = 0
         args = machine.args(state, t)
         outcome = host.call(t.op, args)
         violation = machine.violation(t, outcome)

@@ -137,30 +137,54 @@ def nonnegative_variables(table: Table) -> tuple[str, ...]:
 
 
 def _broken_nonnegative(table: Table, assumed: set[str], facts: Mapping[str, FactSpecs]) -> set[str]:
-    """The assumed-nonnegative variables that an initial value or one update can make negative."""
+    """The assumed-nonnegative variables that an initial value or one update can make negative.
+
+    One query covers every update: each transition reads its own copy of the facts, and
+    the model names the (transition, variable) pairs that went negative.
+    """
     names = _Names(table, {})
     s = _solver()
     s.add(*parameter_domains(table, names.params))
     inits = {v.name: to_z3(v.init, names.params) for v in table.variables if v.name in assumed}
     broken = _negative_in_model(s, inits)
-    for t in table.transitions:
-        updates = {v: e for v, e in t.updates if v in assumed and v not in broken}
+    pre = _Names(table, {}, "pre:")
+    s = _solver()
+    s.add(*parameter_domains(table, pre.params))
+    s.add(*[pre.vars[v] >= 0 for v in assumed])
+    s.add(*[type_constraint(pre.vars[v.name], v.type) for v in table.variables])
+    negative: dict[str, z3.BoolRef] = {}
+    for i, t in enumerate(table.transitions):
+        updates = [(v, e) for v, e in t.updates if v in assumed and v not in broken]
         if not updates:
             continue
-        here = _Names(table, facts.get(t.source, {}), "pre:")
-        s = _solver()
-        s.add(*parameter_domains(table, here.params))
-        s.add(*[here.vars[v] >= 0 for v in assumed])
-        s.add(*[type_constraint(here.vars[v.name], v.type) for v in table.variables])
-        s.add(*[in_some_domain(here.facts[n], specs) for n, specs in facts.get(t.source, {}).items()])
-        env = here.env()
-        s.add(to_z3(t.guard, env))
+        env: dict[str, z3.ExprRef] = {**pre.params, **pre.vars}
+        taken = [z3.Bool(f"taken:{i}")]
+        for n, specs in facts.get(t.source, {}).items():
+            env[n] = const(f"pre:{i}:{n}", specs[0].domain.type)
+            taken.append(in_some_domain(env[n], specs))
+        taken.append(to_z3(t.guard, env))
         if t.op is not None:
             for f in table.operations[t.op].facts:
-                env[f.name] = const(f"post:{f.name}", f.domain.type)
-                s.add(domain_constraint(env[f.name], f.domain))
-        broken |= _negative_in_model(s, {v: to_z3(e, env) for v, e in updates.items()})
-    return broken
+                env[f.name] = const(f"post:{i}:{f.name}", f.domain.type)
+                taken.append(domain_constraint(env[f.name], f.domain))
+        s.add(z3.Implies(taken[0], z3.And(*taken[1:])))
+        for v, e in updates:
+            negative[f"{i}:{v}"] = z3.And(taken[0], to_z3(e, env) < 0)
+    return broken | {key.split(":", 1)[1] for key in _true_in_model(s, negative)}
+
+
+def _true_in_model(s: z3.Solver, conditions: Mapping[str, z3.BoolRef]) -> set[str]:
+    """The names whose condition a model of `s` plus any one of them satisfies (all if undecided)."""
+    if not conditions:
+        return set()
+    s.add(z3.Or(*conditions.values()))
+    verdict = s.check()
+    if verdict == z3.unsat:
+        return set()
+    if verdict != z3.sat:
+        return set(conditions)
+    model = s.model()
+    return {n for n, c in conditions.items() if z3.is_true(model.eval(c, model_completion=True))}
 
 
 def _negative_in_model(s: z3.Solver, terms: Mapping[str, z3.ExprRef]) -> set[str]:
@@ -201,52 +225,45 @@ def _undecided(table: Table, location: str, what: str, reason: str) -> TableErro
     )
 
 
-def _location_problem(
-    table: Table, location: str, facts: FactSpecs, nonneg: tuple[str, ...]
-) -> GuardProblem | None:
+def _location_problem(s: z3.Solver, table: Table, location: str, facts: FactSpecs) -> GuardProblem | None:
+    """Overlap, then gap, at one location; `s` holds what every location assumes."""
     outgoing: tuple[Transition, ...] = table.outgoing.get(location, ())
     if not outgoing:
         return None
     names = _Names(table, facts)
     env = names.env()
-    s = _solver()
-    s.add(*parameter_domains(table, names.params))
-    s.add(*[type_constraint(names.vars[v.name], v.type) for v in table.variables])
-    s.add(*[names.vars[v] >= 0 for v in nonneg])
-    s.add(*[in_some_domain(names.facts[n], specs) for n, specs in facts.items()])
-    s.add(*[to_z3(lemma.expr, env) for lemma in table.lemmas])
     guards = [to_z3(t.guard, env) for t in outgoing]
     read = set().union(*(_names(t.guard) for t in outgoing))
     s.push()
-    s.add(z3.PbGe([(g, 1) for g in guards], 2))
-    verdict = s.check()
-    if verdict == z3.sat:
-        model = s.model()
-        on = [i for i, g in enumerate(guards) if z3.is_true(model.eval(g, model_completion=True))]
-        a, b = outgoing[on[0]], outgoing[on[1]]
-        return GuardProblem(
-            location,
-            "overlap",
-            (a.id, b.id),
-            (render(a.guard), render(b.guard)),
-            _witness(model, names, table, read, facts),
-        )
-    if verdict != z3.unsat:
-        raise _undecided(table, location, "two guards overlap", s.reason_unknown())
-    s.pop()
-    s.add(*[z3.Not(g) for g in guards])
-    verdict = s.check()
-    if verdict == z3.sat:
-        return GuardProblem(
-            location,
-            "uncovered",
-            tuple(t.id for t in outgoing),
-            tuple(render(t.guard) for t in outgoing),
-            _witness(s.model(), names, table, read, facts),
-        )
-    if verdict != z3.unsat:
-        raise _undecided(table, location, "the guards cover every case", s.reason_unknown())
-    return None
+    s.add(*[in_some_domain(names.facts[n], specs) for n, specs in facts.items()])
+    try:
+        s.push()
+        s.add(z3.PbGe([(g, 1) for g in guards], 2))
+        verdict = s.check()
+        if verdict == z3.sat:
+            model = s.model()
+            on = [i for i, g in enumerate(guards) if z3.is_true(model.eval(g, model_completion=True))]
+            a, b = outgoing[on[0]], outgoing[on[1]]
+            witness = _witness(model, names, table, read, facts)
+            return GuardProblem(
+                location, "overlap", (a.id, b.id), (render(a.guard), render(b.guard)), witness
+            )
+        if verdict != z3.unsat:
+            raise _undecided(table, location, "two guards overlap", s.reason_unknown())
+        s.pop()
+        s.add(*[z3.Not(g) for g in guards])
+        verdict = s.check()
+        if verdict == z3.sat:
+            ids = tuple(t.id for t in outgoing)
+            texts = tuple(render(t.guard) for t in outgoing)
+            return GuardProblem(
+                location, "uncovered", ids, texts, _witness(s.model(), names, table, read, facts)
+            )
+        if verdict != z3.unsat:
+            raise _undecided(table, location, "the guards cover every case", s.reason_unknown())
+        return None
+    finally:
+        s.pop()
 
 
 def _names(node: Expr) -> set[str]:
@@ -256,10 +273,15 @@ def _names(node: Expr) -> set[str]:
 def guard_problems(table: Table) -> list[GuardProblem]:
     """Every location's first overlap or gap, in declaration order (empty: well formed)."""
     facts = available_facts(table)
-    nonneg = nonnegative_variables(table)
+    names = _Names(table, {})
+    s = _solver()
+    s.add(*parameter_domains(table, names.params))
+    s.add(*[type_constraint(names.vars[v.name], v.type) for v in table.variables])
+    s.add(*[names.vars[v] >= 0 for v in nonnegative_variables(table)])
+    s.add(*[to_z3(lemma.expr, names.env()) for lemma in table.lemmas])
     out = []
     for location in table.locations:
-        problem = _location_problem(table, location, facts.get(location, {}), nonneg)
+        problem = _location_problem(s, table, location, facts.get(location, {}))
         if problem is not None:
             out.append(problem)
     return out

@@ -6,7 +6,7 @@ import dataclasses
 from typing import Any
 
 import pytest
-from turnbound.reference.errors import DefinitionError, Nondeterminism, ScriptExhausted, StuckState
+from turnbound.reference.errors import DefinitionError, Livelock, Nondeterminism, ScriptExhausted, StuckState
 from turnbound.reference.expr_parse import Symbol, parse_expr
 from turnbound.reference.host import HostRaise, ObjectHost, Script, ScriptHost
 from turnbound.reference.interpreter import outcome_script, run
@@ -208,3 +208,48 @@ def test_unbounded_loop_stops_at_the_horizon(tiny_text: str) -> None:
 def test_outcome_needs_exactly_one_kind() -> None:
     with pytest.raises(ValueError, match="either"):
         Outcome.model_validate({"facts": {}, "raise": "abort"})
+
+
+SPIN = """
+[profile]
+name = "spin"
+initial = "a"
+
+[variables.n]
+type = "int"
+init = "0"
+
+[operations.finish]
+
+[locations]
+a = "first"
+b = "second"
+
+[terminals]
+done = "never reached"
+
+[[transitions]]
+id = "ab"
+from = "a"
+to = "b"
+
+[[transitions]]
+id = "ba"
+from = "b"
+guard = "n >= 0"
+update = { n = "n + 1" }
+to = "a"
+
+[[transitions]]
+id = "stop"
+from = "b"
+guard = "n < 0"
+op = "finish"
+to = "done"
+"""
+
+
+def test_internal_livelock_is_an_error_not_a_hang() -> None:
+    table = load_table_text(SPIN)
+    with pytest.raises(Livelock, match="internal transitions in a row without a host call"):
+        run(table, script())
