@@ -321,7 +321,7 @@ def mutate(
         if missing:
             raise DefinitionError(f"{table.name}: no mutant {missing[0]!r}")
         found = [m for m in found if m.id in set(only)]
-    base = Baseline.of(table, doc, ranges)
+    base = Baseline.of(table, doc, ranges, vectors="vectors" in chosen)
     base.fuzz_settings, base.fuzz_seed, base.fuzz_shrink = fuzz_settings, fuzz_seed, fuzz_shrink
     base.prove_timeout = prove_timeout
     show = (sys.stderr.isatty() and len(found) > 1) if progress is None else progress

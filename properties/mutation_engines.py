@@ -19,9 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+import networkx as nx
 from turnbound.properties.conform_cases import ConformCase, run_case
-from turnbound.properties.explorer import Exploration, Summary, explore
+from turnbound.properties.explorer import Summary, explore
 from turnbound.properties.fuzz import FuzzResult, fuzz
+from turnbound.properties.fuzz_settings import fuzz_settings
 from turnbound.properties.fuzz_swarm import ParamChoice
 from turnbound.properties.mutants import Document, Mutant
 from turnbound.properties.prover import ProofResult, Prover
@@ -33,6 +35,7 @@ from turnbound.reference.cases import Case, check_case
 from turnbound.reference.errors import DefinitionError, TurnboundError
 from turnbound.reference.profiles import profile_cases
 from turnbound.reference.table import Table
+from turnbound.reference.trace import HORIZON
 
 Engine = Literal["loader", "cases", "explore", "vectors", "conform", "fuzz", "prove"]
 ENGINES: tuple[Engine, ...] = ("loader", "cases", "explore", "vectors", "conform", "fuzz", "prove")
@@ -129,10 +132,9 @@ def _time_limit(seconds: float) -> Iterator[None]:
 # -- the original: what every mutant is compared with -----------------------------
 
 
-def graph_digest(exploration: Exploration) -> str:
-    """The reachable graph up to node numbering: states by location, variables, facts and
+def graph_digest(g: nx.DiGraph) -> str:
+    """An explorer graph up to node numbering: states by location, variables, facts and
     monitors; edges by their two states and their label (transition id and outcome)."""
-    g = exploration.graph
     key = {
         n: repr((d["location"], tuple(d["values"].items()), tuple(sorted(d["facts"].items())), d["monitors"]))
         for n, d in g.nodes(data=True)
@@ -155,11 +157,13 @@ class Baseline:
     graphs: list[tuple[int, int, str]]
     """Per configuration: states, edges and `graph_digest` of the original's graph."""
     state_limit: int
+    longest_turn: int | None
+    """The most host calls any run of the original makes over the range (None: unbounded)."""
     fuzz_settings: str = DEFAULT_FUZZ_SETTINGS
     fuzz_seed: int = 0
     fuzz_shrink: bool = True
     prove_timeout: float = DEFAULT_PROVE_TIMEOUT
-    _fuzz_refutes: frozenset[str] | None = None
+    _fuzz_refutes: dict[tuple[int, ...], frozenset[str]] = field(default_factory=dict)
     _proved_as_expected: frozenset[str] | None = None
 
     @property
@@ -171,8 +175,17 @@ class Baseline:
         return {name: list(values) for name, values in self.ranges.items()}
 
     @classmethod
-    def of(cls, table: Table, document: Document, ranges: Mapping[str, list[int]] | None = None) -> Baseline:
-        """Check the original against the cheap engines and record what mutants are compared with."""
+    def of(
+        cls,
+        table: Table,
+        document: Document,
+        ranges: Mapping[str, list[int]] | None = None,
+        vectors: bool = True,
+    ) -> Baseline:
+        """Check the original against the cheap engines and record what mutants are compared with.
+
+        `vectors=False`: the conformance vectors are not loaded (they may be out of date).
+        """
         chosen = mutation_ranges(table) if ranges is None else {k: list(v) for k, v in ranges.items()}
         configs = configurations(table, chosen)
         cases = profile_cases(table)
@@ -184,9 +197,13 @@ class Baseline:
                     f"({'; '.join(result.mismatches)}); "
                     "mutation testing needs a table that passes its own checks"
                 )
-        vectors = bundled_vector_cases(table)
+        try:
+            conformance = bundled_vector_cases(table) if vectors else []
+        except DefinitionError as exc:
+            raise DefinitionError(f"{exc} (or leave `vectors` out of the engines)") from None
         graphs = []
         largest = 0
+        longest: int | None = 0
         for params in configs:
             exploration = explore(table, params)
             if not exploration.summary.ok:
@@ -196,30 +213,50 @@ class Baseline:
                 )
             largest = max(largest, exploration.summary.states)
             summary = exploration.summary
-            graphs.append((summary.states, summary.edges, graph_digest(exploration)))
+            graphs.append((summary.states, summary.edges, graph_digest(exploration.graph)))
+            nodes = [d for _, d in exploration.graph.nodes(data=True)]
+            if longest is not None and not any(d["horizon"] for d in nodes):
+                longest = max(longest, *(d["calls"] for d in nodes))
+            else:
+                longest = None
         limit = max(STATE_LIMIT_FLOOR, STATE_LIMIT_FACTOR * largest)
-        return cls(table, document, chosen, configs, cases, vectors, graphs, limit)
+        return cls(table, document, chosen, configs, cases, conformance, graphs, limit, longest)
 
-    def fuzz(self, table: Table, scheduler: SchedulerFactory | None = None) -> FuzzResult:
+    def fuzz(
+        self,
+        table: Table,
+        params: Mapping[str, ParamChoice] | None = None,
+        scheduler: SchedulerFactory | None = None,
+        examples: int | None = None,
+    ) -> FuzzResult:
         return fuzz(
             table,
+            examples,
             seed=self.fuzz_seed,
             settings_name=self.fuzz_settings,
-            params=self.fuzz_params,
+            params=self.fuzz_params if params is None else params,
             scheduler=scheduler,
             shrink=self.fuzz_shrink,
         )
 
-    def fuzz_refutes(self) -> frozenset[str]:
-        """The claims expected to be violated that the Hypothesis machine refutes in the original.
+    @property
+    def examples_per_config(self) -> int:
+        """The settings' examples, shared equally by the configurations of the range."""
+        return max(1, fuzz_settings(self.fuzz_settings).examples // len(self.configs))
+
+    def fuzz_refutes(self, params: Mapping[str, int]) -> frozenset[str]:
+        """The claims expected to be violated that the Hypothesis machine refutes in the original
+        at these parameter values.
 
         Needed only when a mutant's run leaves such a claim unrefuted, so computed then (once
-        per process): the original's own run costs as much as a mutant Hypothesis can not kill.
+        per process and configuration): the original's run costs as much as a mutant
+        Hypothesis can not kill.
         """
-        if self._fuzz_refutes is None:
-            result = self.fuzz(self.table)
-            self._fuzz_refutes = frozenset(n for n, k in result.coverage.refuted.items() if k > 0)
-        return self._fuzz_refutes
+        key = tuple(params.values())
+        if key not in self._fuzz_refutes:
+            result = self.fuzz(self.table, params, examples=self.examples_per_config)
+            self._fuzz_refutes[key] = frozenset(n for n, k in result.coverage.refuted.items() if k > 0)
+        return self._fuzz_refutes[key]
 
     def proved_as_expected(self) -> frozenset[str]:
         """The claims the prover decides as the original expects: only those can kill a mutant."""
@@ -294,7 +331,7 @@ def check_explore(base: Baseline, table: Table) -> Explored:
             return Explored(_explorer_kill(summary, base.state_limit), False)
         if same and (summary.states, summary.edges) != (states, edges):
             same = False
-        if same and graph_digest(exploration) != digest:
+        if same and graph_digest(exploration.graph) != digest:
             same = False
     return Explored(None, same)
 
@@ -360,28 +397,49 @@ def _where(cx: Mapping[str, Any], result: FuzzResult) -> str:
 
 
 def check_fuzz(base: Baseline, table: Table) -> Kill | None:
-    """A counterexample, or a claim expected to be violated that no generated run refuted
-    (one the machine does refute in the original)."""
+    """The Hypothesis machine on the mutant's own claims.
+
+    First one run over the whole range, parameters drawn per turn: a counterexample, or
+    a turn cut off at the machine's call limit where no run of the original comes near
+    it (a turn that may never end). Then, if the table has claims expected to be
+    violated, one run per configuration with an equal share of the examples: the
+    explorer requires such a claim to be refuted at each configuration, and so does
+    this engine, where the original's run refutes it.
+    """
+    limit = fuzz_settings(base.fuzz_settings).max_calls
     result = base.fuzz(table)
     cx = result.counterexample
     if cx is not None:
-        v = cx["violation"]
+        found = result.seconds_to_failure or result.seconds
+        return Kill("fuzz", f"{cx['violation']['message']} ({_where(cx, result)})", cx, found)
+    spent = result.seconds
+    cut = result.coverage.terminals.get(HORIZON, 0)
+    if cut and base.longest_turn is not None and base.longest_turn < limit:
         return Kill(
             "fuzz",
-            f"{v['message']} ({_where(cx, result)})",
-            cx,
-            seconds_to_failure=result.seconds_to_failure,
+            f"{cut} turns were still asking for host calls after {limit}; "
+            f"no run of the original over the range makes more than {base.longest_turn}",
+            {"cut_off": cut, "limit": limit, "longest": base.longest_turn},
+            spent,
         )
-    missed = [name for name, n in result.coverage.refuted.items() if n == 0]
-    missed = [name for name in missed if name in base.fuzz_refutes()] if missed else []
-    if missed:
-        return Kill(
-            "fuzz",
-            f"{', '.join(missed)}: expected to be violated and refuted in the original, but no run of "
-            f"{result.examples_run} examples refutes it in the mutant",
-            {"unrefuted": missed, "examples": result.examples_run},
-            seconds_to_failure=result.seconds,
-        )
+    if not result.coverage.refuted:
+        return None
+    for params in base.configs:
+        result = base.fuzz(table, params, examples=base.examples_per_config)
+        spent += result.seconds
+        cx = result.counterexample
+        if cx is not None:
+            return Kill("fuzz", f"{cx['violation']['message']} ({_where(cx, result)})", cx, spent)
+        missed = [name for name, n in result.coverage.refuted.items() if n == 0]
+        missed = [name for name in missed if name in base.fuzz_refutes(params)] if missed else []
+        if missed:
+            return Kill(
+                "fuzz",
+                f"{', '.join(missed)} at {_fmt(params)}: expected to be violated and refuted in the "
+                f"original, but no run of {result.examples_run} examples refutes it in the mutant",
+                {"params": dict(params), "unrefuted": missed, "examples": result.examples_run},
+                spent,
+            )
     return None
 
 

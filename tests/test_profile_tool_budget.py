@@ -186,3 +186,6 @@ def test_the_prover_settles_every_claim_for_all_budgets() -> None:
     assert results
     for r in results:
         assert r.ok, (r.goal.name, r.verdict, r.reason)
+    by_name = {r.goal.name: r for r in results}
+    for bound in ("executions_within_budget", "budgeted_requests", "all_requests"):
+        assert by_name[bound].tight is True, bound

@@ -68,13 +68,115 @@ def bench_interpreter(seconds: float) -> None:
     print(f"{'ratio (hand-written / reference)':<40} {rows[1][1] / rows[0][1]:>12.1f}x")
 
 
+def bench_explorer(quick: bool) -> None:
+    from turnbound.properties.sweep import timed_sweep
+
+    table = load_profile("deeptutor-scheduler")
+    top = 3 if quick else 6
+    ranges = {"explorationBudget": list(range(top + 1)), "settlementBudget": list(range(top + 1))}
+    summaries, timing = timed_sweep(table, ranges, progress=False)
+    worst_ok = all(s.claim("rounds_bound").tight for s in summaries)
+    print(
+        f"\n== explorer: deeptutor-scheduler, explorationBudget and settlementBudget in 0..{top}, "
+        "emptyRecoveryBudget=2, 2 worker processes"
+    )
+    print(f"{'configurations':<40} {timing.configurations:>12,}")
+    print(f"{'states':<40} {timing.states:>12,}")
+    print(f"{'edges':<40} {timing.edges:>12,}")
+    print(f"{'wall time':<40} {timing.seconds:>11.1f}s")
+    print(f"{'states per second (wall)':<40} {timing.states_per_second:>12,.0f}")
+    print(f"{'rounds_bound tight everywhere':<40} {worst_ok!s:>12}")
+
+
+def bench_prover() -> None:
+    from turnbound.properties.prover import Prover
+    from turnbound.reference.profiles import profile_names
+
+    print("\n== prover: every claim of every bundled profile, for all parameter values")
+    print(
+        f"{'profile':<24} {'claims':>6} {'proved':>6} {'refuted':>7} {'ok':>4} {'slowest claim':>14} {'total':>8}"
+    )
+    for name in profile_names():
+        table = load_profile(name)
+        start = time.perf_counter()
+        results = Prover(table).prove_all()
+        total = time.perf_counter() - start
+        proved = sum(r.verdict == "proved" for r in results)
+        refuted = sum(r.verdict == "refuted" for r in results)
+        slowest = max(r.seconds for r in results)
+        ok = all(r.ok for r in results)
+        print(
+            f"{name:<24} {len(results):>6} {proved:>6} {refuted:>7} {ok!s:>4} {slowest:>13.2f}s {total:>7.1f}s"
+        )
+
+
+def bench_fuzz() -> None:
+    from turnbound.properties.fuzz import fuzz
+
+    table = load_profile("deeptutor-scheduler")
+    print("\n== Hypothesis machine: deeptutor-scheduler, seed 0")
+    for settings in ("quick", "thorough"):
+        result = fuzz(table, seed=0, settings_name=settings)
+        print(
+            f"{settings:<10} {result.examples_run:>6} examples {result.turns:>7,} turns "
+            f"{result.steps:>8,} host calls {result.seconds:>8.1f}s  ok={result.ok}"
+        )
+
+
+def bench_conformance(quick: bool) -> None:
+    import sys
+    from pathlib import Path
+
+    from turnbound.properties.conform import conform
+    from turnbound.properties.conform_cases import bundled_cases
+    from turnbound.properties.conform_fuzz import fuzz_cases
+    from turnbound.properties.scheduler import ReferenceScheduler, Scheduler, ThreadedScheduler
+    from turnbound.properties.vectors import bundled_vector_cases
+    from turnbound.properties.wire import WireScheduler, reference_run
+
+    table = load_profile("deeptutor-scheduler")
+    n = 200 if quick else 1000
+    cases = bundled_cases(table) + bundled_vector_cases(table) + fuzz_cases(table, n, 0)
+    node = Path(__file__).resolve().parent.parent / "impl" / "node" / "deeptutor-scheduler.js"
+    runs: list[tuple[str, Scheduler]] = [
+        ("node subprocess (wire v1)", WireScheduler(["node", str(node)], table)),
+        (
+            "reference, Python subprocess (wire v1)",
+            WireScheduler([sys.executable, "-m", "turnbound.properties.wire", table.name], table),
+        ),
+        ("reference in-process, ThreadedScheduler", ThreadedScheduler(reference_run(table))),
+        ("reference in-process, ReferenceScheduler", ReferenceScheduler(table)),
+    ]
+    print(f"\n== conformance: {len(cases)} cases of deeptutor-scheduler (cases + vectors + {n} generated)")
+    for name, scheduler in runs:
+        start = time.perf_counter()
+        report = conform(table, scheduler, cases)
+        wall = time.perf_counter() - start
+        print(f"{name:<45} {len(cases) / wall:>8,.0f} cases/s  passed={report.passed}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="shorter measurement windows")
+    parser.add_argument("--only", action="append", help="run only this section (repeatable)")
     args = parser.parse_args()
     seconds = 1.0 if args.quick else 3.0
+    parser_sections = args.only or ["interpreter", "explorer", "prover", "fuzz", "conformance", "mutation"]
     print(f"python {platform.python_version()} on {platform.machine()}, {platform.system()}")
-    bench_interpreter(seconds)
+    if "interpreter" in parser_sections:
+        bench_interpreter(seconds)
+    if "explorer" in parser_sections:
+        bench_explorer(args.quick)
+    if "prover" in parser_sections:
+        bench_prover()
+    if "fuzz" in parser_sections:
+        bench_fuzz()
+    if "conformance" in parser_sections:
+        bench_conformance(args.quick)
+    if "mutation" in parser_sections:
+        from tests.benchmarks.bench_mutation import bench_mutation
+
+        bench_mutation(args.quick)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,280 @@
+"""Mutation testing on a small table of its own, and on a few chosen deeptutor-scheduler mutants."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import networkx as nx
+import pytest
+from turnbound.properties.cli import main
+from turnbound.properties.explorer import explore, replay
+from turnbound.properties.mutants import mutants
+from turnbound.properties.mutation import MutantResult, MutationReport, mutate, read_document
+from turnbound.properties.mutation_engines import _time_limit, _TimedOut, graph_digest, mutation_ranges
+from turnbound.reference.loader import load_table
+from turnbound.reference.table import Table
+
+# A loop of steps within a budget. `steps >= 0` in the guard of `work` is implied by the
+# rest, so dropping or shifting it changes nothing (equivalent mutants); `again` may go
+# to `done` without the finish call and no claim says otherwise (a survivor).
+SMALL = """
+[profile]
+name = "small"
+initial = "loop"
+
+[parameters.budget]
+min = 0
+default = 2
+range = [0, 3]
+
+[variables.steps]
+type = "int"
+init = "0"
+counter = true
+
+[variables.calls]
+type = "int"
+init = "0"
+
+[operations.step]
+facts.more = { type = "bool" }
+
+[operations.finish]
+
+[locations]
+loop = "top of the loop"
+stepped = "a step answered"
+
+[terminals]
+done = "finished"
+
+[[transitions]]
+id = "work"
+from = "loop"
+guard = "steps < budget and steps >= 0"
+op = "step"
+update = { steps = "steps + 1", calls = "calls + 1" }
+to = "stepped"
+
+[[transitions]]
+id = "stop"
+from = "loop"
+guard = "steps >= budget"
+op = "finish"
+to = "done"
+
+[[transitions]]
+id = "again"
+from = "stepped"
+guard = "more"
+to = "loop"
+
+[[transitions]]
+id = "enough"
+from = "stepped"
+guard = "not more"
+op = "finish"
+to = "done"
+
+[[invariants]]
+name = "steps_within_budget"
+expr = "steps <= budget"
+
+[[invariants]]
+name = "calls_are_steps"
+expr = "calls == steps"
+"""
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory: pytest.TempPathFactory) -> Table:
+    path = tmp_path_factory.mktemp("mutation") / "small.toml"
+    path.write_text(SMALL, encoding="utf-8")
+    return load_table(path)
+
+
+@pytest.fixture(scope="module")
+def small_report(small: Table) -> MutationReport:
+    return mutate(small, engines=("loader", "explore"), jobs=1, progress=False)
+
+
+def results(report: MutationReport) -> dict[str, MutantResult]:
+    return {r.id: r for r in report.results}
+
+
+def test_mutation_range_is_the_first_two_values_of_each_table_range(small: Table) -> None:
+    assert mutation_ranges(small) == {"budget": [0, 1]}
+    assert mutation_ranges(small, span=3) == {"budget": [0, 1, 2]}
+
+
+def test_every_mutant_is_classified_and_the_score_counts_the_non_equivalent(
+    small: Table, small_report: MutationReport
+) -> None:
+    r = small_report
+    assert len(r.results) == len(mutants(small, read_document(small)))
+    assert len(r.results) == r.killed + r.survived + r.equivalent
+    assert r.equivalent > 0 and r.survived > 0 and r.killed > 0
+    assert r.score == pytest.approx(r.killed / (len(r.results) - r.equivalent))
+    assert not r.ok
+
+
+def test_an_implied_conjunct_dropped_or_shifted_is_equivalent(small_report: MutationReport) -> None:
+    got = results(small_report)
+    assert got["work.guard.drop1"].status == "equivalent"
+    assert got["work.guard.cmp1.shift-1"].status == "equivalent"  # steps >= 0 - 1
+
+
+def test_a_behaviour_change_no_claim_sees_survives(small_report: MutationReport) -> None:
+    survivor = results(small_report)["again.to.done"]
+    assert survivor.status == "survived" and survivor.kills == ()
+    assert survivor.ran == ("loader", "explore")
+
+
+def test_a_broken_invariant_is_killed_by_the_explorer_with_a_replayed_witness(
+    small: Table, small_report: MutationReport
+) -> None:
+    kill = results(small_report)["work.update.calls.remove"].killed_by("explore")
+    assert kill is not None
+    ev = kill.evidence
+    assert ev["claim"] == "calls_are_steps" and ev["replayed"]
+    assert ev["params"] == {"budget": 1} and ev["path"] == ["work"]
+    assert "calls_are_steps" in kill.summary and "budget=1" in kill.summary
+
+
+def test_a_turn_that_never_ends_is_killed_by_the_explorer(small_report: MutationReport) -> None:
+    kill = results(small_report)["work.update.steps.remove"].killed_by("explore")
+    assert kill is not None and kill.evidence["claim"] == "terminates"
+
+
+def test_a_mutant_the_loader_rejects_is_killed_by_it_with_its_message(small_report: MutationReport) -> None:
+    rejected = results(small_report)["stop.guard.cmp0.flip"]  # steps > budget: steps == budget uncovered
+    assert rejected.kills[0].engine == "loader" and rejected.ran == ("loader",)
+    assert "small.toml#mutant:stop.guard.cmp0.flip" in rejected.kills[0].summary
+
+
+def test_hypothesis_kills_what_the_explorer_kills(small: Table) -> None:
+    ids = ["work.update.calls.remove", "work.update.steps.remove"]
+    report = mutate(
+        small, only=ids, engines=("loader", "fuzz"), fuzz_settings="quick", fuzz_shrink=False, progress=False
+    )
+    got = results(report)
+    broken = got["work.update.calls.remove"].killed_by("fuzz")
+    assert broken is not None and "calls_are_steps" in broken.summary
+    assert broken.seconds_to_failure is not None
+    endless = got["work.update.steps.remove"].killed_by("fuzz")
+    assert endless is not None and "still asking for host calls" in endless.summary
+
+
+def test_the_prover_refutes_a_broken_invariant(small: Table) -> None:
+    report = mutate(small, only=["work.update.calls.remove"], engines=("loader", "prove"), progress=False)
+    kill = report.results[0].killed_by("prove")
+    assert kill is not None and kill.evidence["claim"] == "calls_are_steps"
+    assert kill.evidence["verdict"] == "refuted" and kill.evidence["witness"] is not None
+
+
+def test_the_hypothesis_conformance_engine_kills_the_survivor(small: Table) -> None:
+    """The survivor ends without the finish call: the mutant, as an implementation, diverges."""
+    report = mutate(
+        small,
+        only=["again.to.done"],
+        engines=("loader", "explore", "conform"),
+        fuzz_settings="quick",
+        progress=False,
+    )
+    (result,) = report.results
+    kill = result.killed_by("conform")
+    assert result.status == "killed" and kill is not None
+    assert "finish" in kill.evidence["divergence"]
+    assert report.ok and report.score == 1.0
+
+
+def test_the_graph_digest_ignores_node_numbering_but_not_states(small: Table) -> None:
+    graph = explore(small, {"budget": 1}).graph
+    digest = graph_digest(graph)
+    shuffled = nx.relabel_nodes(graph, {n: -n for n in graph.nodes})
+    assert graph_digest(shuffled) == digest
+    assert digest != graph_digest(explore(small, {"budget": 2}).graph)
+
+
+def test_a_run_that_does_not_stop_is_interrupted() -> None:
+    started = time.monotonic()
+    with pytest.raises(_TimedOut), _time_limit(0.2):
+        while True:
+            pass
+    assert time.monotonic() - started < 5
+
+
+def test_report_json_is_the_same_with_one_or_two_workers(small: Table) -> None:
+    first = mutate(small, engines=("loader", "explore"), jobs=2, progress=False).to_json()
+    second = mutate(small, engines=("loader", "explore"), jobs=1, progress=False).to_json()
+    assert json.dumps(first) == json.dumps(second)
+    assert {"killed", "survived", "equivalent", "score"} <= set(first)
+    assert first["mutants"] == len(first["results"])
+
+
+def test_cli_mutate_reports_survivors_and_exits_1(small: Table, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["mutate", small.source, "--engines", "loader,explore", "--jobs", "1"])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "score:" in out and "SURVIVED" in out and "again.to.done" in out
+    assert "swap-target" in out and "killed by engine (first kill): loader" in out
+
+
+def test_cli_mutate_json_with_an_operator_filter(small: Table, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(
+        ["mutate", small.source, "--operator", "remove-update", "--engines", "loader,explore", "--json"]
+    )
+    data = json.loads(capsys.readouterr().out)
+    assert {r["operator"] for r in data["results"]} == {"remove-update"}
+    assert data["operators"] == ["remove-update"]
+    assert data["killed"] == 2 and data["survived"] == 0 and data["score"] == 1.0
+    assert code == 0
+
+
+def test_cli_mutate_rejects_an_unknown_engine(small: Table, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["mutate", small.source, "--engines", "loader,telepathy"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown engine 'telepathy'" in err and err.count("\n") == 1
+
+
+# -- a few deeptutor-scheduler mutants, each with the engine that kills it first ---------------
+
+CHOSEN = {
+    "reject_after_recovery.guard.cmp0.flip": "loader",
+    "dispatch.update.tool_steps.remove": "cases",
+    "forced_finish.facts.extraRounds.max+1": "explore",
+    "resume.to.finish": "vectors",
+}
+
+
+@pytest.fixture(scope="module")
+def deeptutor_chosen(deeptutor: Table) -> MutationReport:
+    return mutate(
+        deeptutor, only=list(CHOSEN), engines=("loader", "cases", "explore", "vectors"), progress=False
+    )
+
+
+def test_deeptutor_mutants_are_killed_by_the_engine_that_sees_them(deeptutor_chosen: MutationReport) -> None:
+    assert {r.id: r.kills[0].engine for r in deeptutor_chosen.results} == CHOSEN
+    assert deeptutor_chosen.score == 1.0
+
+
+def test_deeptutor_kills_carry_their_evidence(deeptutor: Table, deeptutor_chosen: MutationReport) -> None:
+    got = results(deeptutor_chosen)
+    case = got["dispatch.update.tool_steps.remove"].kills[0]
+    assert any("tool_steps" in m for m in case.evidence["mismatches"])
+    vector = got["resume.to.finish"].kills[0]
+    assert vector.evidence["vector"] and "expected" in vector.evidence["divergence"]
+    explorer = got["forced_finish.facts.extraRounds.max+1"].kills[0]
+    assert explorer.evidence["claim"] == "extra_round_zero_or_one" and explorer.evidence["replayed"]
+    mutant = next(
+        m
+        for m in mutants(deeptutor, read_document(deeptutor))
+        if m.id == "forced_finish.facts.extraRounds.max+1"
+    ).load(Path(deeptutor.source).name)
+    exploration = explore(mutant, explorer.evidence["params"])
+    v = exploration.summary.violation("extra_round_zero_or_one")
+    assert v is not None
+    assert replay(mutant, exploration.params, v.witness.path).trace.variables["extra_rounds"] == 2
