@@ -168,5 +168,7 @@ def _print(report: MutationReport, details: bool) -> None:
         console.print(f"SURVIVED ({len(survivors)}):", markup=False)
         for r in survivors:
             console.print(f"  {r.id}: {r.description}", markup=False, soft_wrap=True)
+            if r.note:
+                console.print(f"    {r.note}", markup=False, soft_wrap=True)
     else:
         console.print("no survivors", markup=False)

@@ -5,9 +5,12 @@ engines on it in order (`mutation_engines.ENGINES`: loader, bundled cases, explo
 conformance vectors, the Hypothesis machine as a conformance check against the
 original, the Hypothesis machine on the mutant's claims, the prover), stopping at the
 first that kills it. A mutant no engine kills is *equivalent* if its reachable graphs
-over the mutation range equal the original's (same states and labelled edges up to
-numbering: nothing could tell them apart there), otherwise it *survived*: a fault the
-table's claims, cases and vectors let through. Score = killed / (mutants - equivalent).
+equal the original's (same states and labelled edges up to numbering: nothing could
+tell them apart) over the mutation range and then over the rest of the table's own
+explore ranges, otherwise it *survived*: a fault the table's claims, cases and vectors
+let through. Score = killed / (mutants - equivalent). The mutation range
+(`mutation_engines.mutation_ranges`) keeps the search for kills fast; the second look
+keeps `equivalent` from resting on it.
 
 Two passes on a pool of worker processes, results in mutant order whatever order
 they finish in: first the cheap engines on every mutant, then Hypothesis and the
@@ -63,6 +66,7 @@ from turnbound.properties.mutation_engines import (
     check_loader,
     check_prove,
     check_vectors,
+    confirm_equivalence,
 )
 from turnbound.reference.errors import DefinitionError
 from turnbound.reference.table import Table
@@ -80,6 +84,9 @@ class MutantResult:
     description: str
     status: Status
     kills: tuple[Kill, ...]
+    note: str | None
+    """For a mutant equivalent over the mutation range but not over the table's whole range:
+    where it differs (it is then a survivor unless a later engine kills it)."""
     """Every engine that killed it, in engine order (only the first, unless every engine ran)."""
     ran: tuple[Engine, ...]
     seconds: Mapping[str, float] = field(default_factory=dict, compare=False)
@@ -96,6 +103,7 @@ class MutantResult:
             "status": self.status,
             "killed_by": self.kills[0].engine if self.kills else None,
             "kills": [k.to_json() for k in self.kills],
+            "note": self.note,
             "engines_run": list(self.ran),
         }
 
@@ -180,6 +188,7 @@ class _Partial:
     seconds: dict[str, float] = field(default_factory=dict)
     equivalent: bool | None = None
     """The explorer's verdict on the graphs (None: not explored)."""
+    note: str | None = None
 
 
 def _judge(base: Baseline, mutant: Mutant, engines: Sequence[Engine], every: bool, p: _Partial) -> _Partial:
@@ -195,6 +204,13 @@ def _judge(base: Baseline, mutant: Mutant, engines: Sequence[Engine], every: boo
     if isinstance(loaded, Kill):
         p.kills.append(loaded)
         return p
+    if "loader" not in engines and p.equivalent and not p.kills:
+        started = time.perf_counter()
+        p.note = confirm_equivalence(base, loaded)
+        p.seconds["explore"] = p.seconds.get("explore", 0.0) + time.perf_counter() - started
+        p.equivalent = p.note is None
+        if p.equivalent and not every:
+            return p
     for engine in ENGINES:
         if engine == "loader" or engine not in engines or (p.kills and not every):
             continue
@@ -346,8 +362,11 @@ def mutate(
             task("cheap engines", len(found)),
         )
         later = [e for e in chosen if e not in FIRST_PASS]
-        todo = [i for i, p in enumerate(partials) if later and _needs_more(p, every_engine)]
+        todo = [i for i, p in enumerate(partials) if _needs_more(p, every_engine)]
+        todo = [i for i in todo if later or partials[i].equivalent]
         if todo:
+            if any(partials[i].equivalent for i in todo):
+                base.beyond_the_range()  # once, before the workers fork
             if "prove" in later:
                 base.proved_as_expected()  # once, before the workers fork
             done = _run_pass(
@@ -357,7 +376,7 @@ def mutate(
                 later,
                 every_engine,
                 workers,
-                task("Hypothesis and prover", len(todo)),
+                task("whole range, Hypothesis, prover", len(todo)),
             )
             for i, p in zip(todo, done, strict=True):
                 partials[i] = p
@@ -374,16 +393,15 @@ def mutate(
 
 
 def _needs_more(p: _Partial, every: bool) -> bool:
-    """Whether Hypothesis and the prover have anything to add (never for a mutant that is not a table)."""
+    """Whether the second pass has anything to add (never for a mutant that is not a table):
+    the later engines, or the confirmation over the whole range of an apparent equivalence."""
     if p.kills and p.kills[0].engine == "loader":
         return False
-    if every:
-        return True
-    return not p.kills and not p.equivalent
+    return every or not p.kills
 
 
 def _result(m: Mutant, p: _Partial) -> MutantResult:
     status: Status = "killed" if p.kills else "equivalent" if p.equivalent else "survived"
     return MutantResult(
-        m.id, m.operator, m.description, status, tuple(p.kills), tuple(p.ran), dict(p.seconds)
+        m.id, m.operator, m.description, status, tuple(p.kills), p.note, tuple(p.ran), dict(p.seconds)
     )

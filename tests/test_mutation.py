@@ -109,6 +109,32 @@ def test_mutation_range_is_the_first_two_values_of_each_table_range(small: Table
     assert mutation_ranges(small, span=3) == {"budget": [0, 1, 2]}
 
 
+def test_values_that_behave_alike_do_not_count_towards_the_range(tmp_path: Path) -> None:
+    """A table that reads max(1, budget): budgets 0 and 1 are one behaviour, so 2 is taken too."""
+    clamped = "(1 if budget < 1 else budget)"
+    text = SMALL.replace('"steps < budget and', f'"steps < {clamped} and')
+    text = text.replace('guard = "steps >= budget"', f'guard = "steps >= {clamped}"')
+    path = tmp_path / "clamped.toml"
+    path.write_text(text, "utf-8")
+    assert mutation_ranges(load_table(path)) == {"budget": [0, 1, 2]}
+
+
+def test_an_equivalence_seen_only_in_a_small_range_is_checked_over_the_whole_range(small: Table) -> None:
+    report = mutate(
+        small,
+        only=["again.to.done", "work.update.calls.remove", "work.guard.drop1"],
+        engines=("loader", "explore"),
+        ranges={"budget": [0]},  # too small: at budget 0 no step is ever taken
+        progress=False,
+    )
+    got = results(report)
+    assert got["work.guard.drop1"].status == "equivalent" and got["work.guard.drop1"].note is None
+    differs = got["again.to.done"]
+    assert differs.status == "survived" and differs.note is not None and "budget=1" in differs.note
+    broken = got["work.update.calls.remove"]
+    assert broken.status == "survived" and broken.note is not None and "calls_are_steps" in broken.note
+
+
 def test_every_mutant_is_classified_and_the_score_counts_the_non_equivalent(
     small: Table, small_report: MutationReport
 ) -> None:
