@@ -62,7 +62,8 @@ def _engines(text: str) -> list[Engine]:
     "param",
     multiple=True,
     metavar="NAME=V|NAME=LO..HI",
-    help="The mutation range of a parameter (repeatable); default: the first two values of its table range.",
+    help="The mutation range of a parameter (repeatable); default: its table range up to the third value "
+    "that changes the reachable graph.",
 )
 @click.option("--mutant", "only", multiple=True, metavar="ID", help="Only this mutant (repeatable).")
 @click.option(

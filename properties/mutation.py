@@ -5,12 +5,12 @@ engines on it in order (`mutation_engines.ENGINES`: loader, bundled cases, explo
 conformance vectors, the Hypothesis machine as a conformance check against the
 original, the Hypothesis machine on the mutant's claims, the prover), stopping at the
 first that kills it. A mutant no engine kills is *equivalent* if its reachable graphs
-equal the original's (same states and labelled edges up to numbering: nothing could
-tell them apart) over the mutation range and then over the rest of the table's own
-explore ranges, otherwise it *survived*: a fault the table's claims, cases and vectors
-let through. Score = killed / (mutants - equivalent). The mutation range
-(`mutation_engines.mutation_ranges`) keeps the search for kills fast; the second look
-keeps `equivalent` from resting on it.
+equal the original's (same states and labelled edges up to numbering, the table's
+ghost variables projected out: nothing could tell them apart) over the mutation range
+and then over the rest of the table's own explore ranges, otherwise it *survived*: a
+fault the table's claims, cases and vectors let through. Score = killed / (mutants -
+equivalent). The mutation range (`mutation_engines.mutation_ranges`) keeps the search
+for kills fast; the second look keeps `equivalent` from resting on it.
 
 Two passes on a pool of worker processes, results in mutant order whatever order
 they finish in: first the cheap engines on every mutant, then Hypothesis and the

@@ -33,6 +33,7 @@ from turnbound.properties.sweep import configurations
 from turnbound.properties.vectors import bundled_vector_cases
 from turnbound.reference.cases import Case, check_case
 from turnbound.reference.errors import DefinitionError, TurnboundError
+from turnbound.reference.ghosts import ghost_names
 from turnbound.reference.profiles import profile_cases
 from turnbound.reference.table import Table
 from turnbound.reference.trace import HORIZON
@@ -52,8 +53,8 @@ ENGINE_DOCS: dict[Engine, str] = {
     "prove": "the z3 prover, for all parameter values",
 }
 
-MUTATION_SPAN = 2
-"""Values per parameter in the default mutation range: the first two of its table `range`."""
+MUTATION_SPAN = 3
+"""Distinct behaviours per parameter in the default mutation range (see `mutation_ranges`)."""
 
 STATE_LIMIT_FACTOR = 20
 """A mutant's exploration stops at this many times the original's largest graph (plus a floor):
@@ -76,12 +77,15 @@ def mutation_ranges(table: Table, span: int = MUTATION_SPAN) -> dict[str, list[i
     """Each parameter's values from the start of its table `range` up to the `span`-th that
     changes the original's reachable graph (the other parameters at the start of theirs).
 
-    Why two behaviours per parameter are enough to look for kills: a guard compares a
+    Why three behaviours per parameter are enough to look for kills: a guard compares a
     counter with a budget (or a constant) and a counter starts at its initial value, so
     a flipped, shifted or dropped comparison changes what happens where a budget is
-    spent at once or where a counter reaches its budget after a step. Values that
-    behave alike (a table that reads `max(1, budget)`) are skipped over, not counted.
-    Equivalence is not decided on this range alone: see `confirm_equivalence`.
+    spent at once (the first value), where a counter reaches it after one step (the
+    second), or where a step is neither the first nor the last (the third: a lost reset
+    or a lost increment shows only the second time round, e.g. a second empty reply or
+    a second wrap-up request). Values that behave alike (a table that reads
+    `max(1, budget)`) are skipped over, not counted. Equivalence is not decided on this
+    range alone: see `confirm_equivalence`.
     """
     start = {p.name: p.range[0] for p in table.parameters}
     out: dict[str, list[int]] = {}
@@ -90,7 +94,7 @@ def mutation_ranges(table: Table, span: int = MUTATION_SPAN) -> dict[str, list[i
         seen: set[str] = set()
         for value in range(p.range[0], p.range[1] + 1):
             values.append(value)
-            seen.add(graph_digest(explore(table, {**start, p.name: value}).graph))
+            seen.add(behaviour_digest(table, {**start, p.name: value}))
             if len(seen) >= span:
                 break
         out[p.name] = values
@@ -141,16 +145,32 @@ def _time_limit(seconds: float) -> Iterator[None]:
 # -- the original: what every mutant is compared with -----------------------------
 
 
-def graph_digest(g: nx.DiGraph) -> str:
+def graph_digest(g: nx.DiGraph, hidden: frozenset[str] = frozenset()) -> str:
     """An explorer graph up to node numbering: states by location, variables, facts and
-    monitors; edges by their two states and their label (transition id and outcome)."""
+    monitors; edges by their two states and their label (transition id and outcome).
+
+    `hidden` (a table's ghost variables) are projected out and states that differ only
+    in them merge: the loader's ghost rule keeps every behaviour independent of them.
+    """
     key = {
-        n: repr((d["location"], tuple(d["values"].items()), tuple(sorted(d["facts"].items())), d["monitors"]))
+        n: repr(
+            (
+                d["location"],
+                tuple((k, v) for k, v in d["values"].items() if k not in hidden),
+                tuple(sorted(d["facts"].items())),
+                d["monitors"],
+            )
+        )
         for n, d in g.nodes(data=True)
     }
-    lines = sorted(key.values())
-    lines += sorted(f"{key[a]} -> {key[b]} : {d['label']}" for a, b, d in g.edges(data=True))
+    lines = sorted(set(key.values()))
+    lines += sorted({f"{key[a]} -> {key[b]} : {d['label']}" for a, b, d in g.edges(data=True)})
     return hashlib.sha256("\n".join(lines).encode()).hexdigest()
+
+
+def behaviour_digest(table: Table, params: Mapping[str, int]) -> str:
+    """`graph_digest` of the table's reachable graph at `params`, its ghosts projected out."""
+    return graph_digest(explore(table, params).graph, ghost_names(table))
 
 
 @dataclass
@@ -223,7 +243,8 @@ class Baseline:
                 )
             largest = max(largest, exploration.summary.states)
             summary = exploration.summary
-            graphs.append((summary.states, summary.edges, graph_digest(exploration.graph)))
+            digest = graph_digest(exploration.graph, ghost_names(table))
+            graphs.append((summary.states, summary.edges, digest))
             nodes = [d for _, d in exploration.graph.nodes(data=True)]
             if longest is not None and not any(d["horizon"] for d in nodes):
                 longest = max(longest, *(d["calls"] for d in nodes))
@@ -238,7 +259,7 @@ class Baseline:
         if self._beyond is None:
             inside = [tuple(c.values()) for c in self.configs]
             self._beyond = [
-                (c, graph_digest(explore(self.table, c).graph))
+                (c, behaviour_digest(self.table, c))
                 for c in configurations(self.table)
                 if tuple(c.values()) not in inside
             ]
@@ -346,14 +367,13 @@ class Explored:
 def check_explore(base: Baseline, table: Table) -> Explored:
     """Explore each configuration (smallest first) until one shows a difference in a claim."""
     same = True
-    for params, (states, edges, digest) in zip(base.configs, base.graphs, strict=True):
+    hidden = ghost_names(table)
+    for params, (_, _, digest) in zip(base.configs, base.graphs, strict=True):
         exploration = explore(table, params, max_states=base.state_limit)
         summary = exploration.summary
         if not summary.ok:
             return Explored(_explorer_kill(summary, base.state_limit), False)
-        if same and (summary.states, summary.edges) != (states, edges):
-            same = False
-        if same and graph_digest(exploration.graph) != digest:
+        if same and graph_digest(exploration.graph, hidden) != digest:
             same = False
     return Explored(None, same)
 
@@ -371,7 +391,7 @@ def confirm_equivalence(base: Baseline, table: Table) -> str | None:
         if not exploration.summary.ok:
             kill = _explorer_kill(exploration.summary, base.state_limit)
             return f"beyond the mutation range (widen it with --param) the explorer kills it: {kill.summary}"
-        if graph_digest(exploration.graph) != digest:
+        if graph_digest(exploration.graph, ghost_names(table)) != digest:
             return (
                 f"its reachable graph differs from the original's at {_fmt(params)}, beyond the mutation "
                 "range, where every claim still holds (widen the range with --param)"

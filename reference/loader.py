@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from turnbound.reference.errors import DefinitionError, ExpressionError, TableError
 from turnbound.reference.expr import Expr
 from turnbound.reference.expr_parse import Scope, Symbol, parse_expr
+from turnbound.reference.ghosts import check_ghosts
 from turnbound.reference.model import ClaimDoc, StepPatternDoc, TableDoc, ValueSpecDoc
 from turnbound.reference.table import (
     ANY_OP,
@@ -223,6 +224,7 @@ class _Loader:
             step_horizon=d.profile.step_horizon,
             outgoing=MappingProxyType(outgoing),
         )
+        check_ghosts(table)
         check_wellformed(table)  # guards exclusive and covering, for all parameter values (z3)
         return table
 
@@ -236,8 +238,10 @@ class _Loader:
             type_ = self.resolve_type(f"{where}.type", v.type)
             if v.counter and not isinstance(type_, IntType):
                 raise self.fail(f"{where}.counter", f"only int variables can be counters, not {type_}")
+            if v.counter and v.ghost:
+                raise self.fail(f"{where}.ghost", "a counter is on the wire, so it can not be a ghost")
             init = self.expr(f"{where}.init", v.init, param_scope, type_)
-            out.append(Variable(name, type_, init, v.counter, v.doc))
+            out.append(Variable(name, type_, init, v.counter, v.doc, v.ghost))
         return tuple(out)
 
     def build_failures(self) -> dict[str, Failure]:

@@ -39,6 +39,7 @@ class VariableDoc(_Strict):
     type: str
     init: str
     counter: bool = False
+    ghost: bool = False
 
 
 class ValueSpecDoc(_Strict):

@@ -42,6 +42,9 @@ class Variable:
     init: Expr
     counter: bool = False
     doc: str = ""
+    ghost: bool = False
+    """Proof scaffolding: read only by claims, lemmas and other ghosts' updates (`ghosts.py`),
+    so no run can tell its values; equivalence of behaviours ignores it."""
 
 
 @dataclass(frozen=True)

@@ -161,3 +161,48 @@ def test_args_must_match_the_operation(tiny_text: str) -> None:
 def test_trace_property_needs_a_known_operation(tiny_text: str) -> None:
     text = tiny_text + '\n[[trace_properties]]\nname = "once"\nop = "nope"\nat_most = 1\n'
     assert "trace_properties[0] 'once'" in _reject(text)
+
+
+GHOST = '\n[variables.asked]\ntype = "int"\ninit = "0"\nghost = true\n'
+
+
+def _with_ghost(tiny_text: str) -> str:
+    text = tiny_text.replace("[failures.abort]", GHOST.lstrip("\n") + "\n[failures.abort]")
+    return text.replace(
+        'update = { steps = "steps + 1" }', 'update = { steps = "steps + 1", asked = "asked + 1" }'
+    )
+
+
+def test_a_ghost_read_by_claims_and_ghost_updates_loads(tiny_text: str) -> None:
+    text = _with_ghost(tiny_text) + '\n[[invariants]]\nname = "asked_is_steps"\nexpr = "asked == steps"\n'
+    table = load_table_text(text, "tiny.toml")
+    assert [v.name for v in table.variables if v.ghost] == ["asked"]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "where"),
+    [
+        ('guard = "steps < budget"', 'guard = "asked < budget"', "transition 'work'.guard"),
+        (
+            'update = { steps = "steps + 1", ',
+            'update = { steps = "asked + 1", ',
+            "transition 'work'.update.steps",
+        ),
+    ],
+)
+def test_behaviour_that_reads_a_ghost_is_rejected(tiny_text: str, old: str, new: str, where: str) -> None:
+    text = _with_ghost(tiny_text)
+    assert old in text
+    message = _reject(text.replace(old, new, 1))
+    assert where in message and "ghost variable 'asked'" in message
+
+
+def test_a_probe_line_may_not_show_a_ghost(tiny_text: str) -> None:
+    text = _with_ghost(tiny_text) + '\n[[report]]\nwhen = "true"\nline = "asked={asked}"\n'
+    message = _reject(text)
+    assert "report[0].line" in message and "'asked'" in message
+
+
+def test_a_counter_can_not_be_a_ghost(tiny_text: str) -> None:
+    message = _reject(tiny_text.replace("counter = true", "counter = true\nghost = true", 1))
+    assert "variables.steps.ghost" in message

@@ -1,4 +1,4 @@
-"""Mutation testing of deeptutor-scheduler end to end, and the cross-checks between engines (slow)."""
+"""Mutation testing of the bundled profiles end to end, and the cross-checks between engines (slow)."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import json
 
 import pytest
 from turnbound.properties.cli import main
-from turnbound.properties.explorer import TERMINATES, explore
+from turnbound.properties.explorer import TERMINATES
 from turnbound.properties.mutants import mutants
 from turnbound.properties.mutation import MutationReport, mutate, read_document
-from turnbound.properties.mutation_engines import Kill, graph_digest
+from turnbound.properties.mutation_engines import Kill, behaviour_digest
 from turnbound.properties.sweep import configurations
 from turnbound.reference.loader import load_table
 from turnbound.reference.profiles import load_profile, profile_names
@@ -37,13 +37,25 @@ def explorer_kills(explorer_pass: MutationReport) -> dict[str, Kill]:
     return out
 
 
-def test_deeptutor_scores_100_percent_of_non_equivalent_mutants(capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["mutate", "deeptutor-scheduler", "--json"])
+@pytest.mark.parametrize(
+    ("name", "at_least"),
+    [
+        ("deeptutor-scheduler", 300),
+        ("tool-call-budget", 200),
+        ("dsh-turn-guard", 100),
+        ("dsh-turn-guard-refire", 100),
+        ("dsh-turn-unguarded", 40),
+    ],
+)
+def test_the_profile_scores_100_percent_of_non_equivalent_mutants(
+    capsys: pytest.CaptureFixture[str], name: str, at_least: int
+) -> None:
+    code = main(["mutate", name, "--json"])
     data = json.loads(capsys.readouterr().out)
     survivors = [r["id"] for r in data["results"] if r["status"] == "survived"]
     assert survivors == []
     assert data["score"] == 1.0 and code == 0
-    assert data["killed"] + data["equivalent"] == data["mutants"] > 300
+    assert data["killed"] + data["equivalent"] == data["mutants"] > at_least
     for r in data["results"]:
         if r["status"] == "killed":
             assert r["kills"][0]["summary"] and r["kills"][0]["engine"] == r["killed_by"]
@@ -98,7 +110,7 @@ def test_every_explorer_kill_is_a_prover_kill_or_a_documented_exception(
 # does not fit CI's bounded slow step; the other five profiles carry the argument.
 @pytest.mark.parametrize("name", [n for n in profile_names() if n != "deeptutor-agentloop"])
 def test_the_mutation_range_is_enough_for_the_bundled_profiles(name: str) -> None:
-    """Why two behaviours per parameter are enough: no mutant looks equivalent over the mutation
+    """Why three behaviours per parameter are enough: no mutant looks equivalent over the mutation
     range and then differs over the table's whole range (each apparent equivalence is explored
     again there; a difference would leave a note), and the second look agrees with a direct one."""
     table = load_profile(name)
@@ -106,11 +118,11 @@ def test_the_mutation_range_is_enough_for_the_bundled_profiles(name: str) -> Non
     assert {r.id: r.note for r in report.results if r.note is not None} == {}
     found = {m.id: m for m in mutants(table, read_document(table))}
     full = configurations(table)
-    originals = [graph_digest(explore(table, c).graph) for c in full]
+    originals = [behaviour_digest(table, c) for c in full]
     for r in report.results:
         if r.status == "equivalent":
             mutant = found[r.id].load(name)
-            assert [graph_digest(explore(mutant, c).graph) for c in full] == originals, r.id
+            assert [behaviour_digest(mutant, c) for c in full] == originals, r.id
 
 
 def test_hypothesis_kills_a_turn_that_never_ends(tmp_path_factory: pytest.TempPathFactory) -> None:
