@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 from typing import Any
 
 import pytest
+from turnbound.properties.explorer import explore
+from turnbound.properties.prover import Prover
+from turnbound.properties.sweep import sweep, tally
 from turnbound.reference.cases import check_case
 from turnbound.reference.host import Script, ScriptHost
 from turnbound.reference.interpreter import run
@@ -18,13 +20,6 @@ from turnbound.reference.trace import HORIZON, Trace
 UNGUARDED, GUARD, REFIRE = "dsh-turn-unguarded", "dsh-turn-guard", "dsh-turn-guard-refire"
 DSH = (UNGUARDED, GUARD, REFIRE)
 GUARDS = (GUARD, REFIRE)
-
-
-def have(module: str) -> bool:
-    try:
-        return importlib.util.find_spec(module) is not None
-    except ModuleNotFoundError:
-        return False
 
 
 def once_bound(m: int, g: int, f: int) -> int:
@@ -193,11 +188,8 @@ def test_more_user_messages_than_the_scenario_is_a_contract_violation(name: str)
 # -- the engines agree with the claims -------------------------------------------------------
 
 
-@pytest.mark.skipif(not have("turnbound.properties.sweep"), reason="the explorer is not installed")
 @pytest.mark.parametrize("name", DSH)
 def test_the_explorer_confirms_every_claim_over_the_default_ranges(name: str) -> None:
-    from turnbound.properties.sweep import sweep, tally
-
     table = load_profile(name)
     summaries = sweep(table, jobs=1, progress=False)
     assert summaries and all(s.ok for s in summaries)
@@ -206,11 +198,8 @@ def test_the_explorer_confirms_every_claim_over_the_default_ranges(name: str) ->
         assert all(s.complete for s in summaries)
 
 
-@pytest.mark.skipif(not have("turnbound.properties.explorer"), reason="the explorer is not installed")
 @pytest.mark.parametrize("name", GUARDS)
 def test_the_explorer_finds_the_exact_worst_case_without_user_input(name: str) -> None:
-    from turnbound.properties.explorer import explore
-
     table: Table = load_profile(name)
     for m, g, f in itertools.product((0, 2), (0, 1, 3), (0, 1, 2, 4)):
         params = {"maxSteps": m, "gracefulSteps": g, "maxFires": f, "maxUserMessages": 0}
@@ -222,14 +211,11 @@ def test_the_explorer_finds_the_exact_worst_case_without_user_input(name: str) -
         assert summary.max["notices"] == NOTICES[name](g, f), params
 
 
-@pytest.mark.skipif(not have("turnbound.properties.prover"), reason="the prover is not installed")
 @pytest.mark.parametrize(
     "name",
     [UNGUARDED, pytest.param(GUARD, marks=pytest.mark.slow), pytest.param(REFIRE, marks=pytest.mark.slow)],
 )
 def test_the_prover_settles_every_claim_for_all_parameter_values(name: str) -> None:
-    from turnbound.properties.prover import Prover
-
     results = Prover(load_profile(name)).prove_all()
     assert results
     for r in results:

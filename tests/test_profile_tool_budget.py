@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.util
 from typing import Any
 
 import pytest
+from turnbound.properties.prover import Prover
+from turnbound.properties.sweep import sweep, tally
 from turnbound.reference.cases import check_case
 from turnbound.reference.host import Script, ScriptHost
 from turnbound.reference.interpreter import run
@@ -16,13 +17,6 @@ from turnbound.reference.trace import Trace
 NAME = "tool-call-budget"
 QUIET = [{"facts": {}}] * 64
 """Outcomes for the operations that report nothing."""
-
-
-def have(module: str) -> bool:
-    try:
-        return importlib.util.find_spec(module) is not None
-    except ModuleNotFoundError:
-        return False
 
 
 def reply(calls: int = 0, content: bool = False, scaffolding: bool = False) -> dict[str, Any]:
@@ -163,10 +157,7 @@ def test_continue_is_a_new_turn_with_the_whole_budget() -> None:
 # -- the engines agree with the claims ---------------------------------------------------------
 
 
-@pytest.mark.skipif(not have("turnbound.properties.sweep"), reason="the explorer is not installed")
 def test_the_explorer_confirms_every_claim_and_the_tight_bounds() -> None:
-    from turnbound.properties.sweep import sweep, tally
-
     table = load_profile(NAME)
     summaries = sweep(table, jobs=1, progress=False)
     assert summaries and all(s.ok for s in summaries)
@@ -178,10 +169,7 @@ def test_the_explorer_confirms_every_claim_and_the_tight_bounds() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not have("turnbound.properties.prover"), reason="the prover is not installed")
 def test_the_prover_settles_every_claim_for_all_budgets() -> None:
-    from turnbound.properties.prover import Prover
-
     results = Prover(load_profile(NAME)).prove_all()
     assert results
     for r in results:
