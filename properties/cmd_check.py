@@ -97,7 +97,9 @@ def check_cmd(
     else:
         failed = [r.table.name for r in results if not r.ok]
         if ok:
-            console.print(f"OK: {len(results)} profiles; every engine's verdict as expected", markup=False)
+            n = len(results)
+            what = "1 profile" if n == 1 else f"{n} profiles"
+            console.print(f"OK: {what}; every engine's verdict as expected", markup=False)
         else:
             console.print(f"FAIL: {', '.join(failed)}", markup=False)
     finish(ok)

@@ -42,7 +42,7 @@ def test_check_cli_reports_and_exits(
     assert main(["check", str(path), "--examples", "10"]) == 0
     out = capsys.readouterr().out
     assert "steps <= budget" in out and "PROVED, tight" in out
-    assert out.strip().splitlines()[-1] == "OK: 1 profiles; every engine's verdict as expected"
+    assert out.strip().splitlines()[-1] == "OK: 1 profile; every engine's verdict as expected"
     assert main(["check", str(path), "--engines", "cases,explore", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["ok"] is True and data["profiles"][0]["fuzz"] is None
