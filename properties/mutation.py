@@ -18,8 +18,9 @@ prover on what is left. `every_engine=True` runs each chosen engine on every mut
 the loader accepts, for the cross-checks between engines.
 
 Cross-check with the prover (issue 4, part 6): every mutant the explorer kills is
-also killed by the prover, except for three classes of explorer verdict the prover
-does not decide (`tests/test_mutation_slow.py` asserts this, kill by kill):
+also killed by the prover, except for four classes of explorer verdict the prover
+does not decide (`tests/test_mutation_crosscheck_slow.py` asserts this, kill by kill,
+for deeptutor-scheduler and the three dsh tables):
 
 - termination: a mutant whose runs may never end (a lasso in the explorer's graph,
   e.g. `reject_after_recovery` going back to `loop`) breaks no invariant, bound or
@@ -33,7 +34,11 @@ does not decide (`tests/test_mutation_slow.py` asserts this, kill by kill):
   rightly reports the claim refuted, as expected;
 - the explorer's state limit: a mutant whose counter grows without bound is killed
   when the graph outgrows the limit; the prover sees an infinite state space only
-  through the claims it breaks, so it kills it when (and only when) it breaks one.
+  through the claims it breaks, so it kills it when (and only when) it breaks one;
+- a claim broken only on runs that never end: the explorer's witness stops at its step
+  horizon, the prover's witnesses are completed runs it replays on the interpreter, so
+  it reports such a claim unknown (dsh-turn-unguarded's `beyond_scenario` sent back to
+  `loop`: once past the scenario, every step loops there again).
 """
 
 from __future__ import annotations
