@@ -108,8 +108,9 @@ def mutate_cmd(
 
     Mutants: each comparison flipped or shifted, each guard conjunct dropped, each update
     removed, each int fact domain widened, each transition target swapped. A mutant no
-    engine kills is equivalent if the explorer finds the same reachable graph as the
-    original's over the mutation range, otherwise it survived. Exit 1 if any survived.
+    engine kills is equivalent if the explorer finds the same reachable graphs as the
+    original's (ghost variables left out) over the mutation range and then over the
+    table's whole explore ranges, otherwise it survived. Exit 1 if any survived.
     """
     table = load_profile(profile)
     ranges = mutation_ranges(table)

@@ -183,8 +183,8 @@ class Baseline:
     configs: list[dict[str, int]]
     cases: list[Case]
     vectors: list[ConformCase]
-    graphs: list[tuple[int, int, str]]
-    """Per configuration: states, edges and `graph_digest` of the original's graph."""
+    digests: list[str]
+    """Per configuration: `graph_digest` of the original's graph, its ghosts projected out."""
     state_limit: int
     longest_turn: int | None
     """The most host calls any run of the original makes over the range (None: unbounded)."""
@@ -231,7 +231,7 @@ class Baseline:
             conformance = bundled_vector_cases(table) if vectors else []
         except DefinitionError as exc:
             raise DefinitionError(f"{exc} (or leave `vectors` out of the engines)") from None
-        graphs = []
+        digests = []
         largest = 0
         longest: int | None = 0
         for params in configs:
@@ -242,16 +242,14 @@ class Baseline:
                     "mutation testing needs a table whose claims hold (run `turnbound explore`)"
                 )
             largest = max(largest, exploration.summary.states)
-            summary = exploration.summary
-            digest = graph_digest(exploration.graph, ghost_names(table))
-            graphs.append((summary.states, summary.edges, digest))
+            digests.append(graph_digest(exploration.graph, ghost_names(table)))
             nodes = [d for _, d in exploration.graph.nodes(data=True)]
             if longest is not None and not any(d["horizon"] for d in nodes):
                 longest = max(longest, *(d["calls"] for d in nodes))
             else:
                 longest = None
         limit = max(STATE_LIMIT_FLOOR, STATE_LIMIT_FACTOR * largest)
-        return cls(table, document, chosen, configs, cases, conformance, graphs, limit, longest)
+        return cls(table, document, chosen, configs, cases, conformance, digests, limit, longest)
 
     def beyond_the_range(self) -> list[tuple[dict[str, int], str]]:
         """The configurations of the table's own explore ranges outside the mutation range,
@@ -368,7 +366,7 @@ def check_explore(base: Baseline, table: Table) -> Explored:
     """Explore each configuration (smallest first) until one shows a difference in a claim."""
     same = True
     hidden = ghost_names(table)
-    for params, (_, _, digest) in zip(base.configs, base.graphs, strict=True):
+    for params, digest in zip(base.configs, base.digests, strict=True):
         exploration = explore(table, params, max_states=base.state_limit)
         summary = exploration.summary
         if not summary.ok:
