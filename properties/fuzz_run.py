@@ -132,8 +132,10 @@ class CheckedRun:
             )
         )
         if violation is not None:
+            # The host broke its contract and the turn was rejected: bounds speak of the
+            # table's own terminals (the explorer and the prover never reach this one).
             self.violation, self.terminal = violation, CONTRACT_VIOLATION
-            return self._check_state(self._after()) or self._check_terminal()
+            return self._check_state(self._after())
         return self._check_monitors() or self._check_state(self._after()) or self._advance()
 
     def _after(self) -> str:

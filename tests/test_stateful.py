@@ -364,3 +364,21 @@ def test_cli_bad_input_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     assert len(err.splitlines()) == 1
     assert main(["fuzz", "deeptutor-scheduler", "--settings", "fast"]) == 2
     assert "turnbound: error:" in capsys.readouterr().err
+
+
+def test_bounds_are_not_judged_where_the_host_broke_its_contract() -> None:
+    """A bound speaks of the table's own terminals, as in the explorer and the prover: a turn
+    the runtime contract rejected (a step reply without its `more` fact) is not one of them."""
+    finishing = TINY.replace('raises = ["abort"]\n', "").replace('aborted = "aborted"\n', "")
+    finishing = finishing.replace('[failures.abort]\nto = "aborted"\n', "")
+    finishing = finishing.replace(
+        "[operations.step]", '[variables.finished]\ntype = "bool"\ninit = "false"\n\n[operations.step]'
+    )
+    finishing = finishing.replace(
+        'op = "finish"\nto = "done"', 'op = "finish"\nupdate = { finished = "true" }\nto = "done"'
+    )
+    finishing += '\n[[bounds]]\nname = "ends_with_finish"\nexpr = "finished"\n'
+    table = load_table_text(finishing, "finishing.toml")
+    result = fuzz(table, examples=200, seed=1)
+    assert result.coverage.terminals.get("contract_violation", 0) > 0
+    assert result.ok, result.counterexample
