@@ -19,6 +19,7 @@ from turnbound.properties.wire_schema import WireMessage
 from turnbound.reference.errors import DefinitionError
 from turnbound.reference.host import Script
 from turnbound.reference.loader import pydantic_message
+from turnbound.reference.model import TableDoc
 from turnbound.reference.outcomes import Outcome
 from turnbound.reference.table import Table
 from turnbound.reference.trace import Trace
@@ -159,14 +160,22 @@ SCHEMAS: dict[str, type[BaseModel]] = {
     "manifest.schema.json": Manifest,
     "trace.schema.json": Trace,
     "wire-message.schema.json": WireMessage,
+    "table.schema.json": TableDoc,
 }
-"""The checked-in JSON Schemas (spec/schema/), each generated from its pydantic model."""
+"""The checked-in JSON Schemas (spec/schema/), each generated from its pydantic model.
+The table's schema describes what a TOML table may hold (an editor completes and checks
+a table with it); the others describe what turnbound writes or exchanges."""
+
+_READ_BY_TURNBOUND = frozenset({"table.schema.json"})
 
 
 def schema_texts() -> dict[str, str]:
     out = {}
     for name, model in SCHEMAS.items():
-        schema = model.model_json_schema(by_alias=True, mode="serialization")
-        schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": name, **schema}
+        read = name in _READ_BY_TURNBOUND
+        schema = model.model_json_schema(by_alias=True, mode="validation" if read else "serialization")
+        # An editor resolves the table's schema from a file path: a relative `$id` would break it.
+        ident = {} if read else {"$id": name}
+        schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", **ident, **schema}
         out[name] = json.dumps(schema, indent=2) + "\n"
     return out
