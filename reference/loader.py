@@ -6,18 +6,19 @@ variable, …), the field, and what to change.
 
 from __future__ import annotations
 
-import hashlib
 import re
 import tomllib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from types import MappingProxyType
 
+import turnbound.spec
 from pydantic import ValidationError
 from turnbound.reference.errors import DefinitionError, ExpressionError, TableError
 from turnbound.reference.expr import Expr
 from turnbound.reference.expr_parse import Scope, Symbol, parse_expr
 from turnbound.reference.ghosts import check_ghosts
+from turnbound.reference.inherit import resolve
 from turnbound.reference.model import ClaimDoc, StepPatternDoc, TableDoc, ValueSpecDoc
 from turnbound.reference.table import (
     ANY_OP,
@@ -58,15 +59,17 @@ def load_table(path: str | Path) -> Table:
         raw = path.read_bytes()
     except OSError as exc:
         raise DefinitionError(f"{path}: cannot read table: {exc.strerror}") from None
-    return load_table_text(raw.decode("utf-8", errors="replace"), source=str(path))
+    return load_table_text(raw.decode("utf-8", errors="replace"), source=str(path), base=path.parent)
 
 
-def load_table_text(text: str, source: str = "<table>") -> Table:
+def load_table_text(text: str, source: str = "<table>", base: Path | None = None) -> Table:
+    """`base` is where the parent of a table that `extends` another lives (default: the bundled tables)."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise DefinitionError(f"{source}: not valid TOML: {exc}") from None
-    return build_table(data, source, hashlib.sha256(text.encode()).hexdigest())
+    data, digest = resolve(data, text, source, base or Path(turnbound.spec.__file__).parent)
+    return build_table(data, source, digest)
 
 
 def build_table(data: Mapping[str, object], source: str, digest: str) -> Table:
@@ -304,6 +307,8 @@ class _Loader:
         both = sorted(set(locations) & set(terminals))
         if both:
             raise self.fail("terminals", f"these names are both locations and terminals: {both}")
+        if not self.doc.profile.initial:
+            raise self.fail("profile.initial", "missing: name the location a run starts in")
         if self.doc.profile.initial not in locations:
             raise self.fail(
                 "profile.initial", f"initial location {self.doc.profile.initial!r} is not under [locations]"

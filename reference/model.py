@@ -20,9 +20,15 @@ class ProfileDoc(_Strict):
     title: str = ""
     seed: str = ""
     source: str = ""
-    initial: str
+    initial: str = Field(default="", description="The location a run starts in (required, or inherited).")
     readings: list[str] = Field(default_factory=list)
     variant_of: str | None = None
+    extends: str | None = Field(
+        default=None, description="The profile (a table beside this one) whose entries this table inherits."
+    )
+    remove: list[str] = Field(
+        default_factory=list, description="Inherited entries to drop, as 'section.name' (with extends)."
+    )
     step_horizon: int | None = Field(default=None, ge=1)
 
 

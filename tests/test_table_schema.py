@@ -34,12 +34,12 @@ def test_every_bundled_table_fits_the_schema(name: str) -> None:
 @pytest.mark.parametrize(
     ("edit", "field"),
     [
-        (lambda t: t["profile"].pop("initial"), "initial"),
+        (lambda t: t["profile"].pop("name"), "name"),
         (lambda t: t["transitions"][0].update(form="loop"), "form"),
         (lambda t: t["transitions"][0].update(guard=True), "guard"),
         (lambda t: t.update(bound=[]), "bound"),
     ],
-    ids=["missing initial", "misspelt from", "guard not text", "unknown section"],
+    ids=["missing name", "misspelt from", "guard not text", "unknown section"],
 )
 def test_the_schema_flags_structural_mistakes(edit: Any, field: str) -> None:
     table = _table("deeptutor-scheduler")
