@@ -46,7 +46,6 @@ from __future__ import annotations
 import multiprocessing
 import sys
 import time
-import tomllib
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -74,6 +73,7 @@ from turnbound.properties.mutation_engines import (
     confirm_equivalence,
 )
 from turnbound.reference.errors import DefinitionError
+from turnbound.reference.loader import resolved_document
 from turnbound.reference.table import Table
 
 Status = Literal["killed", "survived", "equivalent"]
@@ -313,12 +313,8 @@ def _progress(total: int, show: bool) -> Iterator[Callable[[str, int], Callable[
 
 
 def read_document(table: Table) -> Document:
-    """The table's parsed TOML, the document mutants are made from."""
-    try:
-        with Path(table.source).open("rb") as f:
-            return tomllib.load(f)
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise DefinitionError(f"{table.source}: cannot read the table to mutate it: {exc}") from None
+    """The table's parsed TOML with any `extends` resolved: the document mutants are made from."""
+    return resolved_document(Path(table.source))
 
 
 def mutate(

@@ -62,6 +62,19 @@ def load_table(path: str | Path) -> Table:
     return load_table_text(raw.decode("utf-8", errors="replace"), source=str(path), base=path.parent)
 
 
+def resolved_document(path: Path) -> dict[str, object]:
+    """The table document at `path` with its `extends` chain laid out: what the engines load."""
+    try:
+        text = path.read_bytes().decode("utf-8", errors="replace")
+    except OSError as exc:
+        raise DefinitionError(f"{path}: cannot read table: {exc.strerror}") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise DefinitionError(f"{path}: not valid TOML: {exc}") from None
+    return resolve(data, text, str(path), path.parent)[0]
+
+
 def load_table_text(text: str, source: str = "<table>", base: Path | None = None) -> Table:
     """`base` is where the parent of a table that `extends` another lives (default: the bundled tables)."""
     try:

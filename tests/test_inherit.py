@@ -141,3 +141,12 @@ def test_remove_needs_extends(tmp_path: Path) -> None:
     path = _write(tmp_path, "alone", PARENT.replace('name = "base"', 'name = "base"\nremove = ["bounds.naive"]'))
     with pytest.raises(DefinitionError, match="only a table that extends another"):
         load_table(path)
+
+
+def test_mutants_of_a_variant_are_made_from_the_resolved_table() -> None:
+    from turnbound.properties.mutation import read_document
+
+    variant = load_profile("dsh-turn-guard-refire")
+    document = read_document(variant)
+    assert [t["id"] for t in document["transitions"]] == [t.id for t in variant.transitions]
+    assert "extends" not in document["profile"]
