@@ -1,4 +1,4 @@
-"""`turnbound graph`: a picture of a table's control flow, or of its reachable states (issue 7)."""
+"""`turnbound graph`: a picture of a table's control flow, or of its reachable states."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ interpreter runs, and every counterexample is the shortest path to its state,
 replayed on the interpreter (`interpreter.run`) before it is reported. A witness that
 does not replay is an explorer bug and is reported as such (`Violation.replay_problem`).
 
-What is checked (issue 3, parts 1 and 2):
+What is checked:
 
 - invariants and lemmas on every state, bounds on every terminal state;
 - trace properties on every path: a node is the interpreter's `State` paired with the

@@ -1,4 +1,4 @@
-"""A small graph model shared by every picture of a table (issue 7).
+"""A small graph model shared by every picture of a table.
 
 Two sources build it: the control flow of a table (locations, terminals, transitions) and
 an explorer's reachable state graph. Renderers (DOT text, and through it SVG/PNG) only read

@@ -17,7 +17,7 @@ they finish in: first the cheap engines on every mutant, then Hypothesis and the
 prover on what is left. `every_engine=True` runs each chosen engine on every mutant
 the loader accepts, for the cross-checks between engines.
 
-Cross-check with the prover (issue 4, part 6): every mutant the explorer kills is
+Cross-check with the prover: every mutant the explorer kills is
 also killed by the prover, except for four classes of explorer verdict the prover
 does not decide (`tests/test_mutation_crosscheck_slow.py` asserts this, kill by kill,
 for deeptutor-scheduler and the three dsh tables):

@@ -1,4 +1,4 @@
-"""The Hypothesis state machine generated from a table (issue 3, part 3).
+"""The Hypothesis state machine generated from a table.
 
 The scheduler decides which host operation comes next, so the machine does not
 choose operations: its rule plays one turn, answering each host call the
