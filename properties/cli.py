@@ -9,6 +9,7 @@ from turnbound.properties import (
     cmd_check,  # noqa: F401  (registers commands)
     cmd_conform,  # noqa: F401  (registers commands)
     cmd_explore,  # noqa: F401  (registers commands)
+    cmd_export,  # noqa: F401  (registers commands)
     cmd_fuzz,  # noqa: F401  (registers commands)
     cmd_graph,  # noqa: F401  (registers commands)
     cmd_mutate,  # noqa: F401  (registers commands)

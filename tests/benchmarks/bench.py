@@ -161,7 +161,15 @@ def main() -> None:
     parser.add_argument("--only", action="append", help="run only this section (repeatable)")
     args = parser.parse_args()
     seconds = 1.0 if args.quick else 3.0
-    parser_sections = args.only or ["interpreter", "explorer", "prover", "fuzz", "conformance", "mutation"]
+    parser_sections = args.only or [
+        "interpreter",
+        "explorer",
+        "prover",
+        "fuzz",
+        "conformance",
+        "mutation",
+        "spin",
+    ]
     print(f"python {platform.python_version()} on {platform.machine()}, {platform.system()}")
     if "interpreter" in parser_sections:
         bench_interpreter(seconds)
@@ -177,6 +185,10 @@ def main() -> None:
         from tests.benchmarks.bench_mutation import bench_mutation
 
         bench_mutation(args.quick)
+    if "spin" in parser_sections:
+        from tests.benchmarks.bench_spin import bench_spin
+
+        bench_spin(args.quick)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,75 @@
+"""`turnbound export promela`: SPIN, searching the exported model, stores exactly the states
+the explorer stores, agrees on every claim, and finds the counterexample of a false one."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from turnbound.properties.cli import main
+from turnbound.properties.explorer import explore
+from turnbound.properties.promela import export_promela
+from turnbound.properties.spin import run_spin, spin_available
+from turnbound.reference.profiles import load_profile
+
+if not spin_available():  # CI installs spin and gcc (.ci/run); elsewhere the SPIN tests need them
+    if os.environ.get("CI"):
+        pytest.fail("CI must have spin and gcc: .ci/run installs them", pytrace=False)
+    pytestmark = pytest.mark.skip(reason="spin or gcc is not installed (apt-get install spin gcc)")
+
+SMALL = [
+    ("dsh-turn-guard", {"maxSteps": 3, "gracefulSteps": 2, "maxFires": 1}),
+    ("tool-call-budget", {"max_rounds": 2}),
+    ("deeptutor-scheduler", {"explorationBudget": 1, "settlementBudget": 1}),
+]
+LARGER = [
+    ("dsh-turn-guard-refire", {}),
+    ("dsh-turn-guard", {}),
+    ("deeptutor-scheduler", {"explorationBudget": 2, "settlementBudget": 2}),
+    ("tool-call-budget", {"max_rounds": 4}),
+    ("deeptutor-agentloop", {"maxRounds": 1}),
+]
+
+
+def _same_states(name: str, params: dict[str, int]) -> None:
+    table = load_profile(name)
+    summary = explore(table, params).summary
+    assert summary.complete and summary.ok
+    result = run_spin(export_promela(table, params))
+    assert result.errors == 0, result.output
+    assert result.states == summary.states
+
+
+@pytest.mark.parametrize(("name", "params"), SMALL, ids=[n for n, _ in SMALL])
+def test_spin_stores_the_explorers_states(name: str, params: dict[str, int]) -> None:
+    _same_states(name, params)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("name", "params"), LARGER, ids=[f"{n}-{p}" for n, p in LARGER])
+def test_spin_stores_the_explorers_states_on_larger_configurations(name: str, params: dict[str, int]) -> None:
+    _same_states(name, params)
+
+
+def test_spin_finds_the_counterexample_of_a_false_bound() -> None:
+    table = load_profile("deeptutor-scheduler")
+    params = {"explorationBudget": 1, "settlementBudget": 1}
+    assert explore(table, params).summary.claim("naive_rounds_bound").verdict == "violated"
+    result = run_spin(export_promela(table, params, claim="naive_rounds_bound"))
+    assert result.errors == 1
+    assert "assertion violated (v_rounds<=(1+1))" in result.output
+
+
+def test_the_export_is_byte_stable(tmp_path: Path) -> None:
+    first, second = tmp_path / "a.pml", tmp_path / "b.pml"
+    for out in (first, second):
+        assert main(["export", "promela", "tool-call-budget", "-p", "max_rounds=2", "--out", str(out)]) == 0
+    assert first.read_bytes() == second.read_bytes()
+    assert "#define P_max_rounds 2" in first.read_text()
+
+
+def test_an_unknown_claim_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["export", "promela", "tool-call-budget", "--claim", "nope"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("turnbound: error: tool-call-budget: no claim 'nope'") and err.count("\n") == 1
