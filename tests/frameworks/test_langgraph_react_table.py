@@ -100,3 +100,16 @@ def test_an_odd_limit_makes_the_prebuilt_agent_raise(table: Table) -> None:
     )
     even = explore(table, {"recursion_limit": 4, "limited": 1, "prebuilt": 1}).summary
     assert even.terminals.get("recursion_error", 0) == 0 and even.terminals.get("need_more_steps", 0) > 0
+
+
+def test_a_missing_framework_is_one_clear_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    from turnbound.properties.adapters import langgraph_react as adapter
+    from turnbound.reference.errors import DefinitionError
+
+    monkeypatch.setattr(adapter, "_loaded", None)
+    monkeypatch.setattr(adapter, "installed_versions", lambda: {**adapter.VERSIONS, "langgraph": None})
+    with pytest.raises(DefinitionError, match=r"langgraph is not installed; install it with: pip install"):
+        adapter.load_langgraph()
+    monkeypatch.setattr(adapter, "installed_versions", lambda: {**adapter.VERSIONS, "langgraph": "0.6.0"})
+    with pytest.raises(DefinitionError, match=r"langgraph 0.6.0 is installed, but .* model 1.2.24"):
+        adapter.load_langgraph()
