@@ -57,12 +57,11 @@ def test_every_case_passes(table: Table) -> None:
 @pytest.mark.parametrize("prebuilt", [0, 1])
 @pytest.mark.parametrize("limit", [-1, 0, 1, 2, 3, 4, 5, 6])
 def test_always_calling_model_meets_both_bounds_exactly(table: Table, limit: int, prebuilt: int) -> None:
-    """ceil(N/2) requests and floor(N/2) tool executions, 0 for N < 1: the bounds are met."""
+    """Tight at every limit of the range: ceil(N/2) requests, floor((N - prebuilt)/2) tool
+    executions (create_react_agent replaces its last call at even N), none for N < 1."""
     params = {"recursion_limit": limit, "limited": 1, "prebuilt": prebuilt}
     trace = run(table, ScriptHost(parse_script(_always_tool(), "always")), params)
-    want = (0, 0) if limit < 1 else ((limit + 1) // 2, limit // 2)
-    if prebuilt and limit >= 1 and limit % 2 == 0:
-        want = (limit // 2, limit // 2 - 1)  # the last reply is replaced: its tool never runs
+    want = (0, 0) if limit < 1 else ((limit + 1) // 2, (limit - prebuilt) // 2)
     assert (trace.counters["model_requests"], trace.counters["tool_executions"]) == want
     expected_end = (
         "invalid_limit"
