@@ -35,6 +35,13 @@ class Framework:
 
 FRAMEWORKS: tuple[Framework, ...] = (
     # One entry per framework; adding a framework is a table, an adapter module and a line here.
+    Framework(
+        "langgraph-react",
+        "langgraph-react",
+        ("langgraph", "langgraph-prebuilt", "langchain", "langchain-core"),
+        "turnbound.properties.adapters.langgraph_react:scheduler",
+        "tests/frameworks/test_langgraph_react_real.py",
+    ),
 )
 
 
