@@ -4,17 +4,24 @@ from __future__ import annotations
 
 import importlib
 import json
+import subprocess
 import sys
+import unittest
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 from turnbound.properties.cli import main
 from turnbound.properties.fuzz import fuzz
+from turnbound.properties.fuzz_coverage import Coverage
 from turnbound.properties.fuzz_report import counted, fuzz_counts
+from turnbound.properties.fuzz_swarm import OutcomeDomains
+from turnbound.properties.stateful import machine_for
 from turnbound.reference.profiles import load_profile, table_path
 
 DEEPTUTOR = load_profile("deeptutor-scheduler")
+REFERENCE = "turnbound.properties.scheduler:ReferenceScheduler"
 
 # Integers Hypothesis would mine from a "local" module (it skips those between -100 and 100).
 _CONSTANTS = ", ".join(str(n) for n in (*range(100, 400), *range(-400, -100)))
@@ -45,10 +52,42 @@ def test_local_modules_do_not_change_the_draws(request: pytest.FixtureRequest) -
     assert _fuzzed() == before
 
 
-def test_fuzz_leaves_no_hypothesis_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)
-    assert main(["fuzz", "deeptutor-scheduler", "--examples", "5"]) == 0
-    assert not (tmp_path / ".hypothesis").exists()
+def _machine_counts() -> tuple[int, int, int]:
+    """The machine's own `TestCase`, as pytest runs it, on 20 examples."""
+    coverage = Coverage(OutcomeDomains(DEEPTUTOR))
+    case = machine_for(DEEPTUTOR, coverage=coverage).TestCase
+    case.settings = settings(case.settings, max_examples=20)
+    result = unittest.TestResult()
+    case("runTest").run(result)
+    assert result.wasSuccessful(), result.errors + result.failures
+    return coverage.examples, coverage.turns, coverage.steps
+
+
+def test_the_machines_test_case_draws_the_same(request: pytest.FixtureRequest) -> None:
+    before = _machine_counts()
+    request.getfixturevalue("local_module")
+    assert _machine_counts() == before
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["fuzz", "deeptutor-scheduler", "--examples", "5"],
+        ["conform", "deeptutor-scheduler", "--adapter", REFERENCE, "--fuzz", "5"],
+    ],
+    ids=["fuzz", "conform"],
+)
+def test_no_hypothesis_directory_is_left_behind(tmp_path: Path, command: list[str]) -> None:
+    """A fresh process, as a user runs it: Hypothesis picks its storage folder once per process."""
+    done = subprocess.run(
+        [sys.executable, "-m", "turnbound.properties", *command],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
     assert list(tmp_path.iterdir()) == []
 
 
