@@ -39,6 +39,7 @@ from turnbound.reference.profiles import load_profile
 @click.option(
     "--database",
     type=click.Path(file_okay=False, path_type=Path),
+    metavar="DIR",
     help="Keep Hypothesis's example database in DIR: failing examples are saved there and replayed "
     "first by the next run with DIR (so its report also depends on what DIR holds). "
     "Default: no database, nothing written.",
@@ -58,8 +59,9 @@ def fuzz_cmd(
 
     Parameters are drawn from their declared ranges unless fixed (--param k=v) or
     narrowed (--param k=a..b). Exit 1 with the shrunk counterexample on a violation.
-    The same table, seed and settings give the same report on every installation;
-    no file is written (no `.hypothesis/` folder) unless --database names one.
+    The same table, seed and settings give the same report on every installation
+    with the same Hypothesis version; no file is written (no `.hypothesis/` folder)
+    unless --database names one.
     """
     table = load_profile(profile)
     params: dict[str, ParamChoice] = {

@@ -71,7 +71,7 @@ _saved: object = None
 def same_draws() -> Iterator[None]:
     """Hypothesis draws that depend on the seed alone, not on where turnbound is installed.
 
-    Hypothesis (6.131 and later) mixes into its draws, with a small probability each,
+    Hypothesis (since 6.131.1) mixes into its draws, with a small probability each,
     literal constants it reads from the source of every imported module it deems
     "local": any file outside site-packages and the standard library. In an editable
     install all of turnbound's modules are local, in `pip install .` none are, and an
