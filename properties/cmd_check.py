@@ -6,6 +6,7 @@ import click
 from rich.table import Table as RichTable
 from turnbound.properties.check import ENGINES, ProfileCheck, check_profile
 from turnbound.properties.cli_app import app, console, emit_json, finish, json_option, usage_error
+from turnbound.properties.fuzz_report import counted
 from turnbound.reference.profiles import load_profile, profile_names
 
 
@@ -33,7 +34,8 @@ def _print(r: ProfileCheck) -> None:
         f = r.fuzzed
         verdict = "no violation" if f.ok else "COUNTEREXAMPLE (run `turnbound fuzz` to see it)"
         console.print(
-            f"  fuzz     {f.examples_run} examples, {f.steps:,} host calls: {verdict}", markup=False
+            f"  fuzz     {counted(f.examples_run, 'example')}, {counted(f.steps, 'host call')}: {verdict}",
+            markup=False,
         )
     if r.proofs:
         proved = sum(p.verdict == "proved" for p in r.proofs)

@@ -19,6 +19,7 @@ from turnbound.properties.conform import (
 )
 from turnbound.properties.conform_cases import CaseResult, ConformCase, bundled_cases
 from turnbound.properties.conform_fuzz import fuzz_cases
+from turnbound.properties.fuzz_report import fuzz_counts
 from turnbound.properties.itf import write_itf
 from turnbound.properties.scheduler import ReferenceScheduler, RunFunction, Scheduler, ThreadedScheduler
 from turnbound.properties.vectors import bundled_vector_cases, vector_cases
@@ -205,7 +206,7 @@ def _print(report: ConformReport, cases: list[ConformCase]) -> None:
         _print_failure(r)
     m = report.machine
     if m is not None:
-        ran = f"{m.examples} examples, {m.turns} turns, {m.steps} host calls, seed {m.seed}"
+        ran = f"{fuzz_counts(m.examples, m.turns, m.steps)}, seed {m.seed}"
         if m.passed:
             console.print(f"hypothesis machine: {ran}: no divergence", markup=False)
         else:

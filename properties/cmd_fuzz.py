@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 from rich.table import Table as RichTable
 from turnbound.properties.cli_app import (
@@ -14,7 +16,7 @@ from turnbound.properties.cli_app import (
     parse_param_ranges,
 )
 from turnbound.properties.fuzz import FuzzResult, fuzz
-from turnbound.properties.fuzz_report import render_counterexample
+from turnbound.properties.fuzz_report import fuzz_counts, render_counterexample
 from turnbound.properties.fuzz_settings import PROFILES
 from turnbound.properties.fuzz_swarm import CONTRACT, FACTS, ParamChoice
 from turnbound.reference.profiles import load_profile
@@ -34,21 +36,38 @@ from turnbound.reference.profiles import load_profile
     + "; ".join(f"{p.name} = {p.examples} examples of {p.steps} turns" for p in PROFILES.values())
     + ".",
 )
+@click.option(
+    "--database",
+    type=click.Path(file_okay=False, path_type=Path),
+    metavar="DIR",
+    help="Keep Hypothesis's example database in DIR: failing examples are saved there and replayed "
+    "first by the next run with DIR (so its report also depends on what DIR holds). "
+    "Default: no database, nothing written.",
+)
 @param_option
 @json_option
 def fuzz_cmd(
-    profile: str, examples: int | None, seed: int, settings_name: str, param: tuple[str, ...], as_json: bool
+    profile: str,
+    examples: int | None,
+    seed: int,
+    settings_name: str,
+    database: Path | None,
+    param: tuple[str, ...],
+    as_json: bool,
 ) -> None:
     """Fuzz PROFILE with the Hypothesis state machine generated from its table.
 
     Parameters are drawn from their declared ranges unless fixed (--param k=v) or
     narrowed (--param k=a..b). Exit 1 with the shrunk counterexample on a violation.
+    The same table, seed and settings give the same report on every installation
+    with the same Hypothesis version; no file is written (no `.hypothesis/` folder)
+    unless --database names one.
     """
     table = load_profile(profile)
     params: dict[str, ParamChoice] = {
         name: values[0] if len(values) == 1 else values for name, values in parse_param_ranges(param).items()
     }
-    result = fuzz(table, examples, seed, settings_name, params=params)
+    result = fuzz(table, examples, seed, settings_name, params=params, database=database)
     if as_json:
         emit_json(result.to_json())
     else:
@@ -59,9 +78,7 @@ def fuzz_cmd(
 def _print(result: FuzzResult) -> None:
     cov = result.coverage
     console.print(f"fuzz {result.profile}: settings {result.settings}, seed {result.seed}", markup=False)
-    console.print(
-        f"{result.examples_run} examples, {result.turns} turns, {result.steps} host calls", markup=False
-    )
+    console.print(fuzz_counts(result.examples_run, result.turns, result.steps), markup=False)
     kinds: list[str] = [FACTS]
     for counts in cov.outcomes.values():
         kinds += [k for k in counts if k not in kinds and k != CONTRACT]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from time import perf_counter
 from typing import Any
 
@@ -16,7 +17,7 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis.errors import Flaky
 from hypothesis.stateful import run_state_machine_as_test
 from turnbound.properties.fuzz_coverage import Coverage
-from turnbound.properties.fuzz_settings import fuzz_settings
+from turnbound.properties.fuzz_settings import fuzz_settings, same_draws
 from turnbound.properties.fuzz_swarm import OutcomeDomains, ParamChoice
 from turnbound.properties.stateful import FuzzFailure, SchedulerFactory, machine_for
 from turnbound.reference.errors import RunError
@@ -67,11 +68,13 @@ def fuzz(
     scheduler: SchedulerFactory | None = None,
     params: Mapping[str, ParamChoice] | None = None,
     shrink: bool = True,
+    database: Path | None = None,
 ) -> FuzzResult:
     """Run the machine for `table` (and `scheduler`, if given) under the named settings profile.
 
     `shrink=False` reports the first counterexample found as it was generated: enough
-    to know whether a mutant is killed, and much cheaper than shrinking it.
+    to know whether a mutant is killed, and much cheaper than shrinking it. Nothing is
+    written unless `database` names a directory for Hypothesis's example database.
     """
     profile = fuzz_settings(settings_name)
     coverage = Coverage(OutcomeDomains(table))
@@ -79,10 +82,10 @@ def fuzz(
 
     counterexample: dict[str, Any] | None = None
     start = perf_counter()
+    hypothesis = profile.hypothesis(examples, quiet=True, shrink=shrink, database=database)
     try:
-        run_state_machine_as_test(
-            hypothesis_seed(seed)(machine), settings=profile.hypothesis(examples, quiet=True, shrink=shrink)
-        )
+        with same_draws():
+            run_state_machine_as_test(hypothesis_seed(seed)(machine), settings=hypothesis)
     except FuzzFailure as exc:
         counterexample = exc.counterexample
     except Flaky as exc:

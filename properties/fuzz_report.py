@@ -44,6 +44,19 @@ def counterexample(
     }
 
 
+def counted(n: int, noun: str) -> str:
+    """`1 example`, `2 examples`, `1,948 host calls`: every count in a report agrees with its noun."""
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")
+
+
+def fuzz_counts(examples: int, turns: int, steps: int) -> str:
+    """What a fuzzing session ran; host calls are those answered (a diverging request is not)."""
+    return (
+        f"{counted(examples, 'example')}, {counted(turns, 'turn')}, "
+        f"{counted(steps, 'host call')} answered"
+    )
+
+
 def render_counterexample(cx: Mapping[str, Any]) -> str:
     """The counterexample as text: what broke, then everything needed to replay it."""
     v = cx["violation"]

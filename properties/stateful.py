@@ -27,7 +27,7 @@ from turnbound.properties.fuzz_coverage import Coverage, Tally
 from turnbound.properties.fuzz_implementation import Implementation
 from turnbound.properties.fuzz_report import counterexample, render_counterexample
 from turnbound.properties.fuzz_run import CheckedRun, Finding, TableChecks
-from turnbound.properties.fuzz_settings import fuzz_settings
+from turnbound.properties.fuzz_settings import fuzz_settings, same_draws
 from turnbound.properties.fuzz_swarm import (
     ParamChoice,
     Swarm,
@@ -148,7 +148,17 @@ def machine_for(
             raise FuzzFailure(counterexample(table, run, finding, observed))
 
     TableMachine.__name__ = TableMachine.__qualname__ = _class_name(table.name)
-    TableMachine.TestCase.settings = fuzz_settings(settings).hypothesis()
+    case = TableMachine.TestCase  # one class per machine: Hypothesis caches it
+    case.settings = fuzz_settings(settings).hypothesis()
+    hypothesis_run = case.runTest
+
+    def run_test(self: Any) -> None:
+        """Under pytest too, the draws depend on the settings alone (see `same_draws`)."""
+        with same_draws():
+            hypothesis_run(self)
+
+    run_test.__dict__.update(hypothesis_run.__dict__)  # Hypothesis's pytest plugin reads these marks
+    case.runTest = run_test  # type: ignore[method-assign]
     return TableMachine
 
 

@@ -1,11 +1,15 @@
 """The real deeptutor 1.6.15 AgentLoop, driven through the adapter, against the deeptutor-agentloop table.
 
 Skipped unless deeptutor and its loop's dependencies are installed:
-`pip install --no-deps deeptutor==1.6.15 && pip install -e '.[deeptutor]'`.
+`pip install --no-deps deeptutor==1.6.15 && pip install -e '.[deeptutor]'`. With
+TURNBOUND_REQUIRE_DEEPTUTOR=1 (CI's deeptutor step sets it) a loop that does not import is an
+error, not a skip: that step must never pass by testing nothing.
 """
 
 from __future__ import annotations
 
+import importlib
+import os
 import re
 import threading
 from collections import deque
@@ -13,7 +17,10 @@ from collections.abc import Iterator
 
 import pytest
 
-pytest.importorskip("deeptutor.agents.loop.agent_loop")
+if os.environ.get("TURNBOUND_REQUIRE_DEEPTUTOR") == "1":
+    importlib.import_module("deeptutor.agents.loop.agent_loop")
+else:
+    pytest.importorskip("deeptutor.agents.loop.agent_loop")
 
 from turnbound.properties.adapters import deeptutor_agentloop as adapter
 from turnbound.properties.cli import main

@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 from turnbound.properties.cli import main
 from turnbound.properties.encoding import Encoding, Run
+from turnbound.properties.explorer import explore
 from turnbound.properties.goals import table_goals
 from turnbound.properties.prover import ProofResult, Prover
+from turnbound.properties.sweep import configurations
 from turnbound.properties.witness import WitnessDoesNotReplay, admitted, replay, search
 from turnbound.reference.expr_compile import compile_expr
 from turnbound.reference.host import Script, ScriptHost
@@ -258,8 +260,7 @@ def test_cli_rejects_an_unknown_claim(capsys: pytest.CaptureFixture[str]) -> Non
 def _agree(table: Table, configs: list[dict[str, int]], proved: dict[str, ProofResult]) -> None:
     """Proved: the explorer finds it holds everywhere; violated somewhere: the prover refutes it;
     a prover witness within the configurations: the explorer finds that configuration violates it."""
-    explorer = pytest.importorskip("turnbound.properties.explorer")
-    summaries = [explorer.explore(table, params).summary for params in configs]
+    summaries = [explore(table, params).summary for params in configs]
     for name, r in proved.items():
         verdicts = {json.dumps(s.params): s.claim(name).verdict for s in summaries}
         if r.verdict == "proved":
@@ -290,6 +291,5 @@ def test_prover_and_explorer_agree_at_the_range_corners(
 @pytest.mark.slow
 @pytest.mark.parametrize("name", profile_names())
 def test_prover_and_explorer_agree_over_the_default_ranges(name: str) -> None:
-    sweep = pytest.importorskip("turnbound.properties.sweep")
     table = load_profile(name)
-    _agree(table, sweep.configurations(table), {r.goal.name: r for r in Prover(table).prove_all()})
+    _agree(table, configurations(table), {r.goal.name: r for r in Prover(table).prove_all()})
