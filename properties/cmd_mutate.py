@@ -14,6 +14,7 @@ from turnbound.properties.cli_app import (
     finish,
     json_option,
     parse_param_ranges,
+    seconds_option,
     usage_error,
 )
 from turnbound.properties.fuzz_settings import PROFILES
@@ -75,13 +76,7 @@ def _engines(text: str) -> list[Engine]:
     help="Hypothesis settings profile for the conform and fuzz engines.",
 )
 @click.option("--no-shrink", is_flag=True, help="Report Hypothesis counterexamples unshrunk (faster).")
-@click.option(
-    "--prove-timeout",
-    type=float,
-    default=DEFAULT_PROVE_TIMEOUT,
-    show_default=True,
-    help="Prover seconds per claim.",
-)
+@seconds_option("--prove-timeout", default=DEFAULT_PROVE_TIMEOUT, help="Prover seconds per claim.")
 @click.option(
     "--every-engine",
     is_flag=True,

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from turnbound.reference.errors import DefinitionError
+from turnbound.reference.jsonfile import read_json
 from turnbound.reference.machine import Machine, State
 from turnbound.reference.outcomes import Outcome
 from turnbound.reference.table import Table
@@ -119,12 +120,7 @@ def write_itf(path: Path, table: Table, trace: Trace, meta: Mapping[str, Any] | 
 
 def read_itf(path: Path) -> list[dict[str, Any]]:
     """The states of an ITF file as plain values (each without its #meta)."""
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise DefinitionError(f"{path}: cannot read: {exc.strerror}") from None
-    except json.JSONDecodeError as exc:
-        raise DefinitionError(f"{path}: not valid JSON: {exc.msg} at line {exc.lineno}") from None
+    doc = read_json(path, "the ITF trace")
     if not isinstance(doc, dict) or not isinstance(doc.get("states"), list):
         raise DefinitionError(f'{path}: not an ITF trace (no "states" list)')
     return [decode(s) for s in doc["states"]]
