@@ -29,6 +29,7 @@ from turnbound.properties.mutation_engines import (
     mutation_ranges,
 )
 from turnbound.properties.sweep import configurations
+from turnbound.reference.limits import MAX_JOBS
 from turnbound.reference.profiles import load_profile
 
 
@@ -83,7 +84,9 @@ def _engines(text: str) -> list[Engine]:
     help="Run every engine on every mutant the loader accepts, not only until the first kill.",
 )
 @click.option("--details", is_flag=True, help="Also print how each mutant was killed.")
-@click.option("--jobs", type=click.IntRange(min=1), default=DEFAULT_JOBS, show_default=True, help="Workers.")
+@click.option(
+    "--jobs", type=click.IntRange(1, MAX_JOBS), default=DEFAULT_JOBS, show_default=True, help="Workers."
+)
 @json_option
 def mutate_cmd(
     profile: str,

@@ -64,3 +64,6 @@ MAX_SCRIPT_OUTCOMES: Final = 100_000
 
 MAX_SECONDS: Final = 86_400.0
 """The longest time option (`prove --timeout`, `conform --timeout`, …): a day."""
+
+MAX_JOBS: Final = 64
+"""Worker processes one command starts (`--jobs`)."""

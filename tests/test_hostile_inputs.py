@@ -15,11 +15,12 @@ from pathlib import Path
 import pytest
 from turnbound.properties.cli import main
 from turnbound.properties.explorer import explore
+from turnbound.properties.itf import read_itf
 from turnbound.properties.scheduler import ThreadedScheduler
 from turnbound.properties.stateful import machine_for
 from turnbound.properties.vector_gen import write_vectors
 from turnbound.reference.errors import DefinitionError, TableError
-from turnbound.reference.host import Script, ScriptHost
+from turnbound.reference.host import Script, ScriptHost, check_script, parse_script
 from turnbound.reference.interpreter import run
 from turnbound.reference.limits import (
     MAX_FACT_VALUES,
@@ -204,6 +205,10 @@ def test_option_sizes_are_checked_up_front(
     assert words in one_line_exit_2(argv, capsys)
 
 
+def test_worker_count_is_limited(capsys: pytest.CaptureFixture[str]) -> None:
+    assert "--jobs" in one_line_exit_2(["explore", "dsh-turn-unguarded", "--jobs", "100000"], capsys)
+
+
 @pytest.mark.parametrize("value", ["nan", "inf", "-inf", "0", "-1", "1e9", "abc"])
 def test_prove_timeout_must_be_a_finite_positive_duration(
     value: str, capsys: pytest.CaptureFixture[str]
@@ -377,3 +382,32 @@ def test_a_scheduler_instance_where_a_factory_is_expected_fails_at_once() -> Non
         ThreadedScheduler("not a function")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="timeout must be a finite number"):
         ThreadedScheduler(lambda params, host: None, timeout=float("nan"))
+
+
+# -- messages ----------------------------------------------------------------------------
+
+
+def test_an_error_message_is_one_line_whatever_a_file_holds(tmp_path: Path) -> None:
+    assert str(DefinitionError("t.toml: name 'a\nb\x1b[2J\u2028c'")) == "t.toml: name 'a\\nb\\x1b[2J\\u2028c'"
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps({"call_round\nforged line": []}))
+    table = load_profile("deeptutor-scheduler")
+    with pytest.raises(DefinitionError) as info:
+        check_script(table, parse_script(json.loads(script.read_text()), str(script)), str(script))
+    assert "\n" not in str(info.value) and "call_round\\nforged line" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "state",
+    [
+        {"x": {"#bigint": "abc"}},
+        {"x": {"#bigint": "1" * 40}},
+        {"x": {"#tup": 3}},
+        {"x": {"#map": [[[1], 2]]}},
+    ],
+)
+def test_a_malformed_itf_value_is_one_line(tmp_path: Path, state: dict[str, object]) -> None:
+    path = tmp_path / "t.itf.json"
+    path.write_text(json.dumps({"states": [state]}))
+    with pytest.raises(DefinitionError, match=r"t\.itf\.json: not an ITF trace: "):
+        read_itf(path)
