@@ -11,7 +11,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from turnbound.reference.errors import DefinitionError, TurnboundError
-from turnbound.reference.host import Script, ScriptHost
+from turnbound.reference.host import Script, ScriptHost, check_script
 from turnbound.reference.interpreter import run
 from turnbound.reference.jsonfile import read_json
 from turnbound.reference.loader import pydantic_message
@@ -77,6 +77,7 @@ class CaseResult:
 def check_case(table: Table, case: Case) -> CaseResult:
     """Run the case on the reference and list every way the result differs from `expect`."""
     try:
+        check_script(table, case.script, f"case {case.name}", violations_expected=True)
         trace = run(table, ScriptHost(case.script), case.params)
     except TurnboundError as exc:
         return CaseResult(case, None, f"error: {exc}", (str(exc),))

@@ -10,15 +10,18 @@ from __future__ import annotations
 
 import json
 import re
+from functools import cache
 from pathlib import Path
 
 import pytest
+from turnbound.properties import vector_gen
 from turnbound.properties.cli import main
 from turnbound.properties.explorer import explore
 from turnbound.properties.itf import read_itf
 from turnbound.properties.scheduler import ThreadedScheduler
 from turnbound.properties.stateful import machine_for
 from turnbound.properties.vector_gen import write_vectors
+from turnbound.properties.vectors import Manifest, Vector
 from turnbound.reference.errors import DefinitionError, TableError
 from turnbound.reference.host import Script, ScriptHost, check_script, parse_script
 from turnbound.reference.interpreter import run
@@ -82,6 +85,23 @@ def test_a_profile_name_that_is_not_an_identifier_is_refused(name: str) -> None:
     assert "\n" not in str(info.value)
 
 
+@pytest.fixture
+def generated_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Generate the small table's vectors once per module: these tests are about writing them."""
+    vectors, manifest = _generated()
+    monkeypatch.setattr(
+        vector_gen, "generate", lambda table: (vectors, manifest.model_copy(update={"profile": table.name}))
+    )
+
+
+@cache
+def _generated() -> tuple[list[Vector], Manifest]:
+    return vector_gen.generate(
+        load_table_text(variant(UNGUARDED, 'name = "dsh-turn-unguarded"', 'name = "good"'))
+    )
+
+
+@pytest.mark.usefixtures("generated_once")
 def test_vectors_generate_never_deletes_a_file_it_did_not_write(tmp_path: Path) -> None:
     """An evil name is refused before anything is written; a good one writes only its own files."""
     victim = tmp_path / "elsewhere"
@@ -115,6 +135,7 @@ def test_vectors_generate_never_deletes_a_file_it_did_not_write(tmp_path: Path) 
     assert (out / "notes.json").exists() and (out / "step-0000000000.json").exists()
 
 
+@pytest.mark.usefixtures("generated_once")
 def test_a_manifest_cannot_name_a_file_outside_its_directory(tmp_path: Path) -> None:
     good = tmp_path / "good.toml"
     good.write_text(variant(UNGUARDED, 'name = "dsh-turn-unguarded"', 'name = "good"'), encoding="utf-8")
@@ -284,6 +305,22 @@ def test_a_script_fact_outside_its_domain_or_an_unknown_op_is_refused(
     script.write_text(json.dumps({"call_rounds": [{"facts": {}}]}))
     err = one_line_exit_2(["run", "deeptutor-scheduler", "--script", str(script)], capsys)
     assert "script.call_rounds" in err and "no operation 'call_rounds'" in err
+
+
+def test_a_case_whose_script_names_an_unknown_operation_fails(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "t.toml").write_text(UNGUARDED, encoding="utf-8")
+    cases = tmp_path / "cases" / "dsh-turn-unguarded"
+    cases.mkdir(parents=True)
+    case = {
+        "name": "typo",
+        "script": {"model_stepp": [{"facts": {"toolCalls": False}}]},
+        "expect": {"terminal": "completed"},
+    }
+    (cases / "typo.json").write_text(json.dumps(case))
+    assert main(["run", str(tmp_path / "t.toml"), "--all-cases"]) == 1
+    assert "script.model_stepp: dsh-turn-unguarded has no operation 'model_stepp'" in capsys.readouterr().out
 
 
 def test_a_case_that_expects_a_contract_violation_still_runs(capsys: pytest.CaptureFixture[str]) -> None:

@@ -26,7 +26,7 @@ from tests.readers_fuzz import (
 )
 
 QUICK = settings(
-    max_examples=80,
+    max_examples=50,
     derandomize=True,
     database=None,
     deadline=None,
@@ -62,7 +62,7 @@ def test_reader_on_disk(name: str) -> None:
 # -- the same inputs through the command line -------------------------------------------
 
 CLI = settings(
-    max_examples=25, derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck)
+    max_examples=15, derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck)
 )
 
 
