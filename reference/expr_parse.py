@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import itertools
 import re
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -92,10 +93,12 @@ def parse_expr(text: str, scope: Scope, expected: Type | None = None) -> Expr:
         raise ExpressionError(f"expression nests deeper than {MAX_DEPTH} levels")
     _check_characters(text)
     try:
-        tree = ast.parse(text.strip(), mode="eval")
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # Python's warnings (`1if x else 2`) are errors here, not noise
+            tree = ast.parse(text.strip(), mode="eval")
     except SyntaxError as exc:
         raise ExpressionError(f"syntax error in {text!r}: {exc.msg}") from None
-    except (RecursionError, MemoryError, ValueError):
+    except (RecursionError, MemoryError, ValueError, Warning):
         raise ExpressionError(f"expression {text[:40]!r}… is too large or too deeply nested") from None
     node = _Typer(scope, text).expr(tree.body, expected, 0)
     _check_literals(text)

@@ -255,6 +255,8 @@ def test_prove_timeout_must_be_a_finite_positive_duration(
         ("steps <= claimedCeiling \\\n or true", "backslash"),
         ("steps <= 1e3", "float"),
         ("steps <= 10000000000", "larger than"),
+        ("steps <= (1if true else 2)", "invalid decimal literal"),
+        ("steps <= 0x1g", "invalid hexadecimal literal"),
     ],
 )
 def test_expressions_accept_only_the_documented_grammar(expr: str, words: str) -> None:
