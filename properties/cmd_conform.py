@@ -9,7 +9,15 @@ from collections import Counter
 from pathlib import Path
 
 import click
-from turnbound.properties.cli_app import app, console, emit_json, finish, json_option, usage_error
+from turnbound.properties.cli_app import (
+    app,
+    console,
+    emit_json,
+    finish,
+    json_option,
+    seconds_option,
+    usage_error,
+)
 from turnbound.properties.conform import (
     ConformReport,
     conform,
@@ -45,9 +53,7 @@ from turnbound.reference.table import Table
     "scripts: N seeded random host scripts, shrunk greedily (much faster).",
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the generated runs.")
-@click.option(
-    "--timeout", type=click.FloatRange(min=0.01), default=10.0, show_default=True, help="Seconds per message."
-)
+@seconds_option("--timeout", minimum=0.01, default=10.0, help="Seconds per message.")
 @click.option("--junit", type=click.Path(path_type=Path), metavar="FILE", help="Write JUnit XML to FILE.")
 @click.option(
     "--itf",

@@ -32,6 +32,7 @@ from turnbound.properties.explorer import (
 from turnbound.properties.graph_export import write_dot, write_graphml
 from turnbound.properties.sweep import DEFAULT_JOBS, ClaimTally, configurations, explore_all, tally
 from turnbound.reference.expr import Ref
+from turnbound.reference.limits import MAX_JOBS
 from turnbound.reference.profiles import load_profile
 from turnbound.reference.table import Table
 
@@ -54,7 +55,9 @@ MAX_ROWS = 64
 @click.option(
     "--graphml", type=click.Path(path_type=Path, dir_okay=False), help="Write the graph as GraphML."
 )
-@click.option("--jobs", type=click.IntRange(min=1), default=DEFAULT_JOBS, show_default=True, help="Workers.")
+@click.option(
+    "--jobs", type=click.IntRange(1, MAX_JOBS), default=DEFAULT_JOBS, show_default=True, help="Workers."
+)
 @click.option(
     "--max-states",
     type=click.IntRange(min=1),

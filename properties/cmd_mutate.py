@@ -14,6 +14,7 @@ from turnbound.properties.cli_app import (
     finish,
     json_option,
     parse_param_ranges,
+    seconds_option,
     usage_error,
 )
 from turnbound.properties.fuzz_settings import PROFILES
@@ -28,6 +29,7 @@ from turnbound.properties.mutation_engines import (
     mutation_ranges,
 )
 from turnbound.properties.sweep import configurations
+from turnbound.reference.limits import MAX_JOBS
 from turnbound.reference.profiles import load_profile
 
 
@@ -75,20 +77,16 @@ def _engines(text: str) -> list[Engine]:
     help="Hypothesis settings profile for the conform and fuzz engines.",
 )
 @click.option("--no-shrink", is_flag=True, help="Report Hypothesis counterexamples unshrunk (faster).")
-@click.option(
-    "--prove-timeout",
-    type=float,
-    default=DEFAULT_PROVE_TIMEOUT,
-    show_default=True,
-    help="Prover seconds per claim.",
-)
+@seconds_option("--prove-timeout", default=DEFAULT_PROVE_TIMEOUT, help="Prover seconds per claim.")
 @click.option(
     "--every-engine",
     is_flag=True,
     help="Run every engine on every mutant the loader accepts, not only until the first kill.",
 )
 @click.option("--details", is_flag=True, help="Also print how each mutant was killed.")
-@click.option("--jobs", type=click.IntRange(min=1), default=DEFAULT_JOBS, show_default=True, help="Workers.")
+@click.option(
+    "--jobs", type=click.IntRange(1, MAX_JOBS), default=DEFAULT_JOBS, show_default=True, help="Workers."
+)
 @json_option
 def mutate_cmd(
     profile: str,

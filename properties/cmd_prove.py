@@ -6,7 +6,7 @@ import time
 from typing import Any
 
 import click
-from turnbound.properties.cli_app import app, console, emit_json, finish, json_option
+from turnbound.properties.cli_app import app, console, emit_json, finish, json_option, seconds_option
 from turnbound.properties.cmd_run import print_trace
 from turnbound.properties.prover import (
     DEFAULT_DEPTH,
@@ -30,9 +30,7 @@ _HEADLINE = {
 @app.command("prove")
 @click.argument("profile")
 @click.option("--claim", "claims", multiple=True, metavar="NAME", help="Report only this claim (repeatable).")
-@click.option(
-    "--timeout", type=float, default=DEFAULT_TIMEOUT, show_default=True, help="Seconds allowed per claim."
-)
+@seconds_option("--timeout", default=DEFAULT_TIMEOUT, help="Seconds allowed per claim.")
 @click.option(
     "--k",
     "max_k",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +20,11 @@ from turnbound.properties.cli_app import (
 from turnbound.properties.itf import write_itf
 from turnbound.reference.cases import CaseResult, check_case
 from turnbound.reference.errors import DefinitionError
-from turnbound.reference.host import ScriptHost, parse_script
+from turnbound.reference.host import ScriptHost, check_script, parse_script
 from turnbound.reference.interpreter import run as run_table
+from turnbound.reference.jsonfile import read_json
 from turnbound.reference.profiles import load_profile, profile_cases, profile_names
+from turnbound.reference.table import CONTRACT_VIOLATION
 from turnbound.reference.trace import Step, Trace, probe_line
 from turnbound.reference.types import Value
 
@@ -132,19 +133,19 @@ def _run_script(
     profile: str, path: Path, params: dict[str, int], as_json: bool, itf: Path | None = None
 ) -> None:
     table = load_profile(profile)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise DefinitionError(f"{path}: cannot read script: {exc.strerror}") from None
-    except json.JSONDecodeError as exc:
-        raise DefinitionError(f"{path}: not valid JSON: {exc.msg} at line {exc.lineno}") from None
+    data = read_json(path, "script")
+    violations_expected = False
     if isinstance(data, dict) and "script" in data:  # a case file: its script and parameters
         case_params = data.get("params", {})
         if not isinstance(case_params, dict):
             raise DefinitionError(f"{path}: params: expected an object of name: integer")
         params = {**case_params, **params}
+        expect = data.get("expect")
+        violations_expected = isinstance(expect, dict) and expect.get("terminal") == CONTRACT_VIOLATION
         data = data["script"]
-    trace = run_table(table, ScriptHost(parse_script(data, str(path))), params)
+    host_script = parse_script(data, str(path))
+    check_script(table, host_script, str(path), violations_expected)
+    trace = run_table(table, ScriptHost(host_script), params)
     if itf is not None:
         write_itf(itf, table, trace, {"description": f"{table.name} on {path}"})
     if as_json:

@@ -88,8 +88,18 @@ def _compare(directory: Path, expected: dict[str, str], extra_ok: bool = False) 
         path = directory / name
         if name not in present:
             out.append(f"missing: {path}")
-        elif path.read_text(encoding="utf-8") != text:
+        elif not _same(path, text):
             out.append(f"differs: {path}")
     if not extra_ok:
         out += [f"not generated: {directory / n}" for n in sorted(present - set(expected))]
     return out
+
+
+def _same(path: Path, text: str) -> bool:
+    """Byte-equal to the text generated (a file that is not UTF-8, or is huge, simply differs)."""
+    want = text.encode("utf-8")
+    try:
+        with path.open("rb") as f:
+            return f.read(len(want) + 1) == want
+    except OSError:
+        return False

@@ -51,6 +51,7 @@ from operator import itemgetter
 from typing import Any, Literal
 
 import networkx as nx
+from turnbound.reference.arguments import require_count, require_params, require_table
 from turnbound.reference.cases import Case
 from turnbound.reference.errors import RunError, ScriptExhausted
 from turnbound.reference.expr import Compare, Expr, refs, render
@@ -784,6 +785,9 @@ def explore(
 
     `exits=True` also lists, for each refuted bound, one witness per distinct probe line.
     """
+    require_table(table, "explore")
+    require_params(params, "explore")
+    require_count(max_states, "explore", "max_states")
     started = time.perf_counter()
     machine = Machine(table, params)
     monitors = Monitors(table)

@@ -9,17 +9,21 @@ host call is a variant `{"tag": ..., "value": ...}` as Quint writes sum types.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from turnbound.reference.errors import DefinitionError
+from turnbound.reference.jsonfile import read_json
+from turnbound.reference.limits import MAX_INT_DIGITS
 from turnbound.reference.machine import Machine, State
 from turnbound.reference.outcomes import Outcome
 from turnbound.reference.table import Table
 from turnbound.reference.trace import Trace
 from turnbound.reference.types import Value
 
+_BIGINT = re.compile(rf"-?[0-9]{{1,{MAX_INT_DIGITS}}}")
 FORMAT_DESCRIPTION = "https://apalache-mc.org/docs/adr/015adr-trace.html"
 LOCATION = "location"
 ACTION = "action"
@@ -42,18 +46,34 @@ def encode(value: Any) -> Any:
 
 
 def decode(value: Any) -> Any:
-    """ITF JSON back to Python values (#bigint to int, records to dicts)."""
+    """ITF JSON back to Python values (#bigint to int, records to dicts); ValueError if malformed."""
     if isinstance(value, list):
         return [decode(v) for v in value]
     if isinstance(value, dict):
         if set(value) == {"#bigint"}:
-            return int(value["#bigint"])
-        if set(value) == {"#tup"}:
-            return tuple(decode(v) for v in value["#tup"])
-        if set(value) == {"#set"}:
-            return [decode(v) for v in value["#set"]]
-        if set(value) == {"#map"}:
-            return {decode(k): decode(v) for k, v in value["#map"]}
+            digits = value["#bigint"]
+            if not isinstance(digits, str) or not _BIGINT.fullmatch(digits):
+                raise ValueError(
+                    f"#bigint {digits!r} is not a decimal integer of at most {MAX_INT_DIGITS} digits"
+                )
+            return int(digits)
+        if set(value) & {"#tup", "#set", "#map"} and len(value) == 1:
+            (tag, items), *_ = value.items()
+            if not isinstance(items, list):
+                raise ValueError(f"{tag} holds {type(items).__name__}, not a list")
+            if tag == "#tup":
+                return tuple(decode(v) for v in items)
+            if tag == "#set":
+                return [decode(v) for v in items]
+            out = {}
+            for pair in items:
+                if not isinstance(pair, list) or len(pair) != 2:
+                    raise ValueError("#map holds an entry that is not a [key, value] pair")
+                key = decode(pair[0])
+                if not isinstance(key, str | int | bool):
+                    raise ValueError(f"#map key {pair[0]!r} is not a string, integer or boolean")
+                out[key] = decode(pair[1])
+            return out
         return {k: decode(v) for k, v in value.items() if k != "#meta"}
     return value
 
@@ -119,12 +139,10 @@ def write_itf(path: Path, table: Table, trace: Trace, meta: Mapping[str, Any] | 
 
 def read_itf(path: Path) -> list[dict[str, Any]]:
     """The states of an ITF file as plain values (each without its #meta)."""
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise DefinitionError(f"{path}: cannot read: {exc.strerror}") from None
-    except json.JSONDecodeError as exc:
-        raise DefinitionError(f"{path}: not valid JSON: {exc.msg} at line {exc.lineno}") from None
+    doc = read_json(path, "the ITF trace")
     if not isinstance(doc, dict) or not isinstance(doc.get("states"), list):
         raise DefinitionError(f'{path}: not an ITF trace (no "states" list)')
-    return [decode(s) for s in doc["states"]]
+    try:
+        return [decode(s) for s in doc["states"]]
+    except ValueError as exc:
+        raise DefinitionError(f"{path}: not an ITF trace: {exc}") from None

@@ -147,6 +147,18 @@ class ThreadedScheduler:
     """
 
     def __init__(self, run: RunFunction, timeout: float = 10.0) -> None:
+        if not callable(run):
+            raise TypeError(
+                f"ThreadedScheduler: run must be a function run(params, host), got {type(run).__name__}"
+            )
+        if (
+            isinstance(timeout, bool)
+            or not isinstance(timeout, int | float)
+            or not 0 < timeout < float("inf")
+        ):
+            raise ValueError(
+                f"ThreadedScheduler: timeout must be a finite number of seconds above 0, got {timeout!r}"
+            )
         self.run = run
         self.timeout = timeout
         self._bridge: _Bridge | None = None

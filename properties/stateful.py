@@ -38,6 +38,7 @@ from turnbound.properties.fuzz_swarm import (
     swarms,
 )
 from turnbound.properties.scheduler import Scheduler
+from turnbound.reference.arguments import require_factory, require_table
 from turnbound.reference.outcomes import Outcome
 from turnbound.reference.table import Table
 
@@ -67,6 +68,9 @@ def machine_for(
     fresh implementation under test for each example; without one the reference
     alone is checked against the table's claims.
     """
+    require_table(table, "machine_for")
+    if scheduler is not None:
+        require_factory(scheduler, "machine_for", "scheduler")
     checks = TableChecks(table)
     max_calls = fuzz_settings(settings).max_calls
     param_strategy = parameters(parameter_values(table, params))

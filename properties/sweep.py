@@ -19,6 +19,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from turnbound.properties.explorer import DEFAULT_MAX_STATES, ClaimResult, Summary, Violation, explore
 from turnbound.reference.errors import DefinitionError
+from turnbound.reference.limits import MAX_SWEEP
 from turnbound.reference.machine import check_params
 from turnbound.reference.table import Table
 
@@ -51,6 +52,14 @@ def configurations(table: Table, ranges: Mapping[str, Sequence[int]] | None = No
         for v in (values[0], values[-1]):
             check_params(table, {p.name: v})
         axes.append(values)
+    size = 1
+    for axis in axes:
+        size *= len(axis)
+    if size > MAX_SWEEP:
+        raise DefinitionError(
+            f"{table.name}: the parameter ranges make {size} configurations; the limit is {MAX_SWEEP} "
+            "(narrow a --param range)"
+        )
     return [dict(zip(names, combo, strict=True)) for combo in product(*axes)]
 
 

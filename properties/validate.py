@@ -10,7 +10,6 @@ table reached. The first line that no transition explains rejects the log.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +18,8 @@ from typing import Any
 from turnbound.properties.scheduler import End, OpRequest, Request
 from turnbound.properties.wire import ProtocolError, message_outcome, parse_request
 from turnbound.reference.errors import DefinitionError, RunError
+from turnbound.reference.jsonfile import parse_json, read_text
+from turnbound.reference.limits import MAX_LINE_BYTES, MAX_LOG_BYTES
 from turnbound.reference.machine import Machine
 from turnbound.reference.table import Table, Transition
 from turnbound.reference.trace import Step, Trace
@@ -58,18 +59,14 @@ class _Rejected(Exception):
 
 def read_log(path: Path) -> list[Message]:
     """The log's messages with their line numbers; a malformed line is an error naming it."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DefinitionError(f"{path}: cannot read the log: {exc}") from None
+    text = read_text(path, "the log", MAX_LOG_BYTES)
     messages: list[Message] = []
     for n, raw in enumerate(text.splitlines(), 1):
         if not raw.strip():
             continue
-        try:
-            msg = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise DefinitionError(f"{path}:{n}: not valid JSON: {exc.msg} (column {exc.colno})") from None
+        if len(raw) > MAX_LINE_BYTES:
+            raise DefinitionError(f"{path}:{n}: the line is longer than {MAX_LINE_BYTES} characters")
+        msg = parse_json(raw, f"{path}:{n}")
         if not isinstance(msg, dict) or not isinstance(msg.get("type"), str):
             raise DefinitionError(f'{path}:{n}: expected a JSON object with a "type"')
         messages.append((n, msg))

@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,8 +35,10 @@ from turnbound.properties.vectors import (
     expected_of,
     vectors_dir,
 )
+from turnbound.reference.errors import DefinitionError
 from turnbound.reference.host import Script, ScriptHost
 from turnbound.reference.interpreter import outcome_script, run
+from turnbound.reference.jsonfile import read_json
 from turnbound.reference.machine import Machine, State
 from turnbound.reference.outcomes import Outcome
 from turnbound.reference.profiles import profile_cases
@@ -298,15 +301,38 @@ def dump(model: Vector | Manifest) -> str:
     return json.dumps(model.model_dump(mode="json", by_alias=True, exclude_none=True), indent=2) + "\n"
 
 
+_VECTOR_FILE = re.compile(r"(case|step)-[A-Za-z0-9_-]+\.json")
+
+
+def written_before(table: Table, out: Path) -> set[str]:
+    """The vector files the previous generation for this profile wrote, by its manifest.
+
+    Only these may be removed: a file the manifest does not list, or a directory whose
+    manifest is another profile's (or is missing or unreadable), is someone else's.
+    """
+    path = out / MANIFEST
+    if not path.is_file():
+        return set()
+    try:
+        data = read_json(path, "manifest")
+    except DefinitionError:
+        return set()
+    if not isinstance(data, dict) or data.get("profile") != table.name:
+        return set()
+    ids = data.get("vectors")
+    names = {f"{i}.json" for i in ids if isinstance(i, str)} if isinstance(ids, list) else set()
+    return {n for n in names if _VECTOR_FILE.fullmatch(n)}
+
+
 def write_vectors(table: Table, directory: Path | None = None) -> tuple[Path, list[Vector], Manifest]:
-    """Generate and write `<dir>/<id>.json` and `manifest.json`, removing vectors no longer generated."""
+    """Generate and write `<dir>/<id>.json` and `manifest.json`, removing the vectors the previous
+    generation wrote that are no longer generated (and no other file)."""
     out = directory if directory is not None else vectors_dir(table)
     vectors, manifest = generate(table)
     out.mkdir(parents=True, exist_ok=True)
     keep = {f"{v.id}.json" for v in vectors} | {MANIFEST}
-    for old in out.glob("*.json"):
-        if old.name not in keep:
-            old.unlink()
+    for name in sorted(written_before(table, out) - keep):
+        (out / name).unlink(missing_ok=True)
     for v in vectors:
         (out / f"{v.id}.json").write_text(dump(v), encoding="utf-8")
     (out / MANIFEST).write_text(dump(manifest), encoding="utf-8")

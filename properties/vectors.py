@@ -18,6 +18,7 @@ from turnbound.properties.conform_cases import ConformCase, make_case
 from turnbound.properties.wire_schema import WireMessage
 from turnbound.reference.errors import DefinitionError
 from turnbound.reference.host import Script
+from turnbound.reference.jsonfile import read_json
 from turnbound.reference.loader import pydantic_message
 from turnbound.reference.model import TableDoc
 from turnbound.reference.outcomes import Outcome
@@ -95,12 +96,7 @@ def vectors_dir(table: Table) -> Path:
 
 
 def load_vector(path: Path) -> Vector:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DefinitionError(f"{path}: cannot read vector: {exc}") from None
-    except json.JSONDecodeError as exc:
-        raise DefinitionError(f"{path}: not valid JSON: {exc.msg} at line {exc.lineno}") from None
+    data = read_json(path, "vector")
     try:
         vector = Vector.model_validate(data)
     except ValidationError as exc:

@@ -6,14 +6,14 @@ unit tests, `turnbound run --all-cases` and vector generation.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from turnbound.reference.errors import DefinitionError, TurnboundError
-from turnbound.reference.host import Script, ScriptHost
+from turnbound.reference.host import Script, ScriptHost, check_script
 from turnbound.reference.interpreter import run
+from turnbound.reference.jsonfile import read_json
 from turnbound.reference.loader import pydantic_message
 from turnbound.reference.table import Table
 from turnbound.reference.trace import Trace, probe_line
@@ -41,12 +41,7 @@ class Case(BaseModel):
 
 
 def load_case(path: Path) -> Case:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DefinitionError(f"{path}: cannot read case: {exc}") from None
-    except json.JSONDecodeError as exc:
-        raise DefinitionError(f"{path}: not valid JSON: {exc.msg} at line {exc.lineno}") from None
+    data = read_json(path, "case")
     try:
         case = Case.model_validate(data)
     except ValidationError as exc:
@@ -82,6 +77,7 @@ class CaseResult:
 def check_case(table: Table, case: Case) -> CaseResult:
     """Run the case on the reference and list every way the result differs from `expect`."""
     try:
+        check_script(table, case.script, f"case {case.name}", violations_expected=True)
         trace = run(table, ScriptHost(case.script), case.params)
     except TurnboundError as exc:
         return CaseResult(case, None, f"error: {exc}", (str(exc),))

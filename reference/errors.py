@@ -6,9 +6,19 @@ CLI can print it as is.
 
 from __future__ import annotations
 
+_CONTROL = {c: f"\\x{c:02x}" for c in [*range(32), 127, 0x85]} | {10: "\\n", 13: "\\r", 9: "\\t"}
+_CONTROL |= {0x2028: "\\u2028", 0x2029: "\\u2029"}
+
 
 class TurnboundError(Exception):
-    """Base of every error turnbound reports to a user."""
+    """Base of every error turnbound reports to a user.
+
+    Its text is always one line: a name or value taken from a file (which may hold a
+    newline or a terminal escape) is shown escaped, never raw.
+    """
+
+    def __str__(self) -> str:
+        return super().__str__().translate(_CONTROL)
 
 
 class DefinitionError(TurnboundError):

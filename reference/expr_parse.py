@@ -2,22 +2,33 @@
 
 Python's own parser (`ast`, eval mode) reads the text; only the node types listed
 here are accepted, so a table is data and can never run code.
+
+The grammar, exactly: ASCII names (letters, digits, `_`), decimal integer literals,
+`true` and `false`, `+ - *` on integers, `< <= > >= == !=` (chained comparisons mean
+`and`), `and`, `or`, `not`, `A if C else B`, parentheses and white space. Anything
+else Python would read is refused before parsing, naming what was found: comments,
+strings, other number forms (`0x10`, `1_000`, `1e3`), Python's `True`/`False`/`None`,
+and every non-ASCII character (a look-alike letter would otherwise read as an ASCII name).
 """
 
 from __future__ import annotations
 
 import ast
 import itertools
+import re
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from turnbound.reference.errors import ExpressionError
 from turnbound.reference.expr import Arith, Compare, Cond, Expr, Lit, Logic, Neg, Not, Ref, RefKind
+from turnbound.reference.limits import MAX_EXPRESSION_CHARS as MAX_TEXT
+from turnbound.reference.limits import MAX_EXPRESSION_DEPTH as MAX_DEPTH
+from turnbound.reference.limits import MAX_LITERAL
 from turnbound.reference.types import BOOL, INT, BoolType, EnumType, IntType, Type
 
-MAX_TEXT = 2000
-MAX_DEPTH = 40
-MAX_LITERAL = 10**9
+_NUMBER = re.compile(r"(?<![A-Za-z0-9_])[0-9][A-Za-z0-9_]*")
+_PYTHON_CONSTANTS = re.compile(r"(?<![A-Za-z0-9_])(True|False|None)(?![A-Za-z0-9_])")
 
 
 @dataclass(frozen=True)
@@ -80,16 +91,48 @@ def parse_expr(text: str, scope: Scope, expected: Type | None = None) -> Expr:
         raise ExpressionError(f"expression is {len(text)} characters long; the limit is {MAX_TEXT}")
     if _paren_depth(text) > MAX_DEPTH:
         raise ExpressionError(f"expression nests deeper than {MAX_DEPTH} levels")
+    _check_characters(text)
     try:
-        tree = ast.parse(text.strip(), mode="eval")
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # Python's warnings (`1if x else 2`) are errors here, not noise
+            tree = ast.parse(text.strip(), mode="eval")
     except SyntaxError as exc:
         raise ExpressionError(f"syntax error in {text!r}: {exc.msg}") from None
-    except (RecursionError, MemoryError, ValueError):
+    except (RecursionError, MemoryError, ValueError, Warning):
         raise ExpressionError(f"expression {text[:40]!r}… is too large or too deeply nested") from None
     node = _Typer(scope, text).expr(tree.body, expected, 0)
+    _check_literals(text)
     if expected is not None and node.type != expected:
         raise ExpressionError(f"{text!r} has type {node.type}, expected {expected}")
     return node
+
+
+def _check_characters(text: str) -> None:
+    """Before Python reads the text: what its parser would silently drop or normalise."""
+    for i, ch in enumerate(text):
+        if ch == "#":
+            what = "'#' starts a comment, which the table language does not have"
+        elif ch == "\\":
+            what = "a backslash is not part of the table language"
+        elif ord(ch) > 127:
+            what = f"non-ASCII character {ch!r} (U+{ord(ch):04X}) is not allowed; names are ASCII"
+        elif not ch.isprintable() and ch not in " \t\r\n":
+            what = f"control character {ch!r} is not allowed"
+        else:
+            continue
+        raise ExpressionError(f"in {text!r}: {what} (position {i + 1})")
+
+
+def _check_literals(text: str) -> None:
+    """After typing: literal forms Python reads as integers or booleans but the language does not list."""
+    for m in _NUMBER.finditer(text):
+        if not m.group().isascii() or not m.group().isdigit():
+            raise ExpressionError(f"in {text!r}: {m.group()!r} is not a decimal integer literal")
+    constant = _PYTHON_CONSTANTS.search(text)
+    if constant:
+        raise ExpressionError(
+            f"in {text!r}: {constant.group()!r} is not part of the table language (write true or false)"
+        )
 
 
 class _Typer:

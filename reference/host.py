@@ -7,7 +7,9 @@ from typing import Any, Protocol
 
 from pydantic import RootModel, ValidationError
 from turnbound.reference.errors import DefinitionError, ScriptExhausted
-from turnbound.reference.outcomes import Outcome
+from turnbound.reference.limits import MAX_SCRIPT_OUTCOMES
+from turnbound.reference.outcomes import Outcome, contract_violation
+from turnbound.reference.table import Table
 from turnbound.reference.types import Value
 
 
@@ -29,6 +31,34 @@ def parse_script(data: object, source: str) -> Script:
         err = exc.errors()[0]
         path = ".".join(str(p) for p in err["loc"] if p not in ("function-after[_one_kind()]",))
         raise DefinitionError(f"{source}: script.{path}: {err['msg']}") from None
+
+
+def check_script(table: Table, script: Script, source: str, violations_expected: bool = False) -> None:
+    """Refuse a script the table can not mean: an operation it does not have, too many outcomes,
+    or (unless `violations_expected`) an outcome that breaks the operation's contract.
+
+    A case may feed a contract violation on purpose (its expected terminal says so); a
+    script given on its own that does so is far more often a typo, so it is named here.
+    """
+    total = sum(len(q) for q in script.root.values())
+    if total > MAX_SCRIPT_OUTCOMES:
+        raise DefinitionError(f"{source}: script has {total} outcomes; the limit is {MAX_SCRIPT_OUTCOMES}")
+    for op, queue in script.root.items():
+        operation = table.operations.get(op)
+        if operation is None:
+            known = ", ".join(table.operations) or "none"
+            raise DefinitionError(
+                f"{source}: script.{op}: {table.name} has no operation {op!r}; operations: {known}"
+            )
+        if violations_expected:
+            continue
+        for i, outcome in enumerate(queue):
+            problem = contract_violation(table, operation, outcome)
+            if problem is not None:
+                raise DefinitionError(
+                    f"{source}: script.{op}[{i}]: {problem} (a run would end at its contract_violation "
+                    "terminal; to feed that on purpose, use a case that expects it)"
+                )
 
 
 class ScriptHost:

@@ -18,18 +18,17 @@ definitions whole, by their name; it never edits inside one.
 from __future__ import annotations
 
 import hashlib
-import re
 import tomllib
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from turnbound.reference.errors import DefinitionError
+from turnbound.reference.limits import PROFILE_NAME
 
 MAX_DEPTH = 8
 """Parents above a table; a longer chain is almost certainly a mistake (or a cycle)."""
 
-_NAME = re.compile(r"^[a-z][a-z0-9-]{0,63}$")
 _NAMED_TABLES = ("parameters", "enums", "variables", "operations", "failures", "locations", "terminals")
 _NAMED_LISTS = {
     "transitions": "id",
@@ -61,7 +60,7 @@ def _resolve(
             )
         return data, digest
     parent_name = profile["extends"]
-    if not isinstance(parent_name, str) or not _NAME.match(parent_name):
+    if not isinstance(parent_name, str) or not PROFILE_NAME.fullmatch(parent_name):
         raise DefinitionError(
             f"{source}: profile.extends: {parent_name!r} is not a profile name "
             "(lower-case letters, digits and '-'); the parent is a table beside this one"
@@ -73,6 +72,10 @@ def _resolve(
         raise DefinitionError(
             f"{source}: profile.extends: {parent_name!r} extends this table again (a cycle)"
         )
+    if not parent_path.is_file():
+        raise DefinitionError(
+            f"{source}: profile.extends: cannot read the parent {parent_path}: no such file"
+        )
     try:
         parent_text = read(parent_path)
     except OSError as exc:
@@ -81,7 +84,7 @@ def _resolve(
         ) from None
     try:
         parent_data = tomllib.loads(parent_text)
-    except tomllib.TOMLDecodeError as exc:
+    except (tomllib.TOMLDecodeError, RecursionError) as exc:
         raise DefinitionError(f"{parent_path}: not valid TOML: {exc}") from None
     parent, parent_digest = _resolve(
         parent_data, parent_text, str(parent_path), base, read, (*chain, str(parent_path))

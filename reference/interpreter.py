@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from turnbound.reference.arguments import require_host, require_params, require_table
 from turnbound.reference.errors import Livelock
 from turnbound.reference.host import Host
 from turnbound.reference.machine import Machine, State
@@ -27,6 +28,10 @@ def run(
     Every outcome is checked against its operation's contract before it is used;
     a violation ends the run at the built-in terminal `contract_violation`.
     """
+    if not isinstance(table, Machine):
+        require_table(table, "run")
+    require_host(host, "run")
+    require_params(params, "run")
     machine = table if isinstance(table, Machine) else Machine(table, params)
     limit = max_steps or machine.table.step_horizon or DEFAULT_MAX_STEPS
     state = machine.initial()

@@ -19,6 +19,16 @@ from turnbound.reference.expr import Expr
 from turnbound.reference.expr_parse import Scope, Symbol, parse_expr
 from turnbound.reference.ghosts import check_ghosts
 from turnbound.reference.inherit import resolve
+from turnbound.reference.limits import (
+    MAX_FACT_VALUES,
+    MAX_OUTCOMES,
+    MAX_PARAMETER_RANGE,
+    MAX_PARAMETER_VALUE,
+    MAX_STEP_HORIZON,
+    MAX_SWEEP,
+    MAX_TABLE_BYTES,
+    PROFILE_NAME,
+)
 from turnbound.reference.model import ClaimDoc, StepPatternDoc, TableDoc, ValueSpecDoc
 from turnbound.reference.table import (
     ANY_OP,
@@ -38,7 +48,7 @@ from turnbound.reference.table import (
 from turnbound.reference.types import BOOL, INT, Domain, EnumType, IntType, Type, conforms
 from turnbound.reference.wellformed import check_wellformed
 
-_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 _RESERVED = frozenset({"true", "false", "and", "or", "not", "if", "else", "terminal"})
 TERMINAL_ENUM = "terminal"
@@ -53,35 +63,54 @@ def pydantic_message(source: str, exc: ValidationError) -> str:
     return f"{source}: {path or 'document'}: {err['msg']}"
 
 
-def load_table(path: str | Path) -> Table:
-    path = Path(path)
+def read_table_text(path: Path) -> str:
+    """A table file's text: bounded in size, and strictly UTF-8 (a bad byte is named, not replaced)."""
     try:
-        raw = path.read_bytes()
+        with path.open("rb") as f:
+            raw = f.read(MAX_TABLE_BYTES + 1)
     except OSError as exc:
         raise DefinitionError(f"{path}: cannot read table: {exc.strerror}") from None
-    return load_table_text(raw.decode("utf-8", errors="replace"), source=str(path), base=path.parent)
+    if len(raw) > MAX_TABLE_BYTES:
+        raise DefinitionError(f"{path}: the table is larger than {MAX_TABLE_BYTES} bytes")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DefinitionError(f"{path}: not valid UTF-8 at byte {exc.start}") from None
+
+
+def load_table(path: str | Path) -> Table:
+    if not isinstance(path, (str, Path)):
+        raise TypeError(f"load_table: expected a path (str or Path), got {type(path).__name__}")
+    path = Path(path)
+    return load_table_text(read_table_text(path), source=str(path), base=path.parent)
+
+
+def _parse_toml(text: str, source: str) -> dict[str, object]:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise DefinitionError(f"{source}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise DefinitionError(f"{source}: not valid TOML: nested too deeply") from None
 
 
 def resolved_document(path: Path) -> dict[str, object]:
     """The table document at `path` with its `extends` chain laid out: what the engines load."""
-    try:
-        text = path.read_bytes().decode("utf-8", errors="replace")
-    except OSError as exc:
-        raise DefinitionError(f"{path}: cannot read table: {exc.strerror}") from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise DefinitionError(f"{path}: not valid TOML: {exc}") from None
-    return resolve(data, text, str(path), path.parent)[0]
+    text = read_table_text(path)
+    return resolve(_parse_toml(text, str(path)), text, str(path), path.parent, read=read_table_text)[0]
 
 
 def load_table_text(text: str, source: str = "<table>", base: Path | None = None) -> Table:
     """`base` is where the parent of a table that `extends` another lives (default: the bundled tables)."""
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise DefinitionError(f"{source}: not valid TOML: {exc}") from None
-    data, digest = resolve(data, text, source, base or Path(turnbound.spec.__file__).parent)
+    if not isinstance(text, str):
+        raise TypeError(f"load_table_text: expected the table's TOML text (str), got {type(text).__name__}")
+    if not isinstance(source, str):
+        raise TypeError(f"load_table_text: source must be a str, got {type(source).__name__}")
+    if len(text) > MAX_TABLE_BYTES:
+        raise DefinitionError(f"{source}: the table is larger than {MAX_TABLE_BYTES} characters")
+    data = _parse_toml(text, source)
+    home = base or Path(turnbound.spec.__file__).parent
+    data, digest = resolve(data, text, source, home, read=read_table_text)
     return build_table(data, source, digest)
 
 
@@ -90,6 +119,8 @@ def build_table(data: Mapping[str, object], source: str, digest: str) -> Table:
         doc = TableDoc.model_validate(data)
     except ValidationError as exc:
         raise DefinitionError(pydantic_message(source, exc)) from None
+    except RecursionError:
+        raise DefinitionError(f"{source}: the document is nested too deeply") from None
     return _Loader(doc, source, digest).build()
 
 
@@ -117,8 +148,8 @@ class _Loader:
     # -- names and types -------------------------------------------------
 
     def check_ident(self, where: str, name: str) -> None:
-        if not _IDENT.match(name) or name in _RESERVED:
-            raise self.fail(where, f"{name!r} is not a usable name (letters, digits, _; not a keyword)")
+        if not _IDENT.fullmatch(name) or name in _RESERVED:
+            raise self.fail(where, f"{name!r} is not a usable name (ASCII letters, digits, _; not a keyword)")
 
     def resolve_type(self, where: str, name: str) -> Type:
         if name == "int":
@@ -148,6 +179,7 @@ class _Loader:
         for name, p in self.doc.parameters.items():
             where = f"parameters.{name}"
             self.check_ident(where, name)
+            self.check_parameter_sizes(where, p.min, p.max, p.default, p.range)
             if p.max is not None and p.max < p.min:
                 raise self.fail(where, f"max {p.max} is below min {p.min}")
             param = Parameter(
@@ -164,7 +196,33 @@ class _Loader:
             if lo > hi or not param.admits(lo) or not param.admits(hi):
                 raise self.fail(f"{where}.range", f"range {lo}..{hi} is empty or outside min..max")
             out.append(param)
+        sweep = 1
+        for param in out:
+            sweep *= param.range[1] - param.range[0] + 1
+        if sweep > MAX_SWEEP:
+            raise self.fail(
+                "parameters",
+                f"the explore ranges make {sweep} configurations; the limit is {MAX_SWEEP} (narrow a range)",
+            )
         return tuple(out)
+
+    def check_parameter_sizes(
+        self, where: str, lo: int, hi: int | None, default: int, rng: list[int] | None
+    ) -> None:
+        for field, value in (("min", lo), ("max", hi), ("default", default)):
+            if value is not None and abs(value) > MAX_PARAMETER_VALUE:
+                raise self.fail(f"{where}.{field}", f"{value} is beyond the limit of ±{MAX_PARAMETER_VALUE}")
+        if rng is None:
+            return
+        for value in rng:
+            if abs(value) > MAX_PARAMETER_VALUE:
+                raise self.fail(f"{where}.range", f"{value} is beyond the limit of ±{MAX_PARAMETER_VALUE}")
+        size = rng[1] - rng[0] + 1
+        if size > MAX_PARAMETER_RANGE:
+            raise self.fail(
+                f"{where}.range",
+                f"range {rng[0]}..{rng[1]} has {size} values; the limit is {MAX_PARAMETER_RANGE}",
+            )
 
     def value_spec(self, where: str, name: str, spec: ValueSpecDoc) -> ValueSpec:
         self.check_ident(where, name)
@@ -172,6 +230,12 @@ class _Loader:
         if isinstance(type_, IntType):
             if spec.min is None or spec.max is None or spec.min > spec.max:
                 raise self.fail(where, "an int fact needs a finite domain: set min and max (min <= max)")
+            if spec.max - spec.min + 1 > MAX_FACT_VALUES:
+                raise self.fail(
+                    where,
+                    f"domain {spec.min}..{spec.max} has {spec.max - spec.min + 1} values; "
+                    f"the limit is {MAX_FACT_VALUES} (engines enumerate every value)",
+                )
             domain = Domain(type_, spec.min, spec.max)
         else:
             if spec.min is not None or spec.max is not None:
@@ -185,8 +249,40 @@ class _Loader:
 
     # -- the build -------------------------------------------------------
 
+    def check_profile(self) -> None:
+        """The name names directories (cases, vectors): an identifier, so it can never leave them."""
+        p = self.doc.profile
+        if not PROFILE_NAME.fullmatch(p.name):
+            raise self.fail(
+                "profile.name",
+                f"{p.name!r} is not a profile name: lowercase ASCII letters, digits and '-', "
+                "starting with a letter, at most 64 characters",
+            )
+        if p.step_horizon is not None and p.step_horizon > MAX_STEP_HORIZON:
+            raise self.fail(
+                "profile.step_horizon", f"{p.step_horizon} is beyond the limit of {MAX_STEP_HORIZON}"
+            )
+
+    def check_outcomes(self, operations: Mapping[str, Operation], failures: Mapping[str, Failure]) -> None:
+        """Engines enumerate every outcome of an operation: their number is bounded."""
+        for op in operations.values():
+            count = 1
+            for f in op.facts:
+                count *= f.domain.size()
+            for err in op.raises:
+                size = 1
+                for f in failures[err].fields:
+                    size *= f.domain.size()
+                count += size
+            if count > MAX_OUTCOMES:
+                raise self.fail(
+                    f"operations.{op.name}",
+                    f"its facts and raises make {count} distinct outcomes; the limit is {MAX_OUTCOMES}",
+                )
+
     def build(self) -> Table:
         d = self.doc
+        self.check_profile()
         self.build_enums()
         params = self.build_parameters()
         param_scope = {p.name: Symbol(p.name, "param", INT) for p in params}
@@ -194,6 +290,7 @@ class _Loader:
         state_scope = {**param_scope, **{v.name: Symbol(v.name, "var", v.type) for v in variables}}
         failures = self.build_failures()
         operations = self.build_operations(failures)
+        self.check_outcomes(operations, failures)
         self.check_state_names(state_scope, operations, failures)
         self.check_enum_members(state_scope, operations, failures)
         locations, terminals = self.build_places()

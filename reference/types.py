@@ -80,6 +80,14 @@ class Domain:
         else:
             yield from self.type.members
 
+    def size(self) -> int:
+        """How many values the domain holds."""
+        if isinstance(self.type, BoolType):
+            return 2
+        if isinstance(self.type, IntType):
+            return max(0, self.hi - self.lo + 1)
+        return len(self.type.members)
+
     def describe(self) -> str:
         if isinstance(self.type, IntType):
             return f"int {self.lo}..{self.hi}"

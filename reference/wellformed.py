@@ -7,10 +7,11 @@ covers all of them, so the loader rejects such a table before anything runs.
 
 The cases checked are every valuation of the parameters within their declared
 domains, of the facts readable at the location within their declared domains, and
-of the variables within their types, restricted by two assumptions:
-  * an int variable is >= 0 if that is provably kept by the table (its initial value
-    is >= 0 and every update keeps it so) -- counters, typically;
-  * the table's lemmas hold (`turnbound prove` proves them).
+of the variables within their types, restricted by one assumption, proved here: an
+int variable is >= 0 if that is provably kept by the table (its initial value is >= 0
+and every update keeps it so) -- counters, typically. The table's lemmas are not
+assumed: they are the table's own word until `turnbound prove` proves them, and a
+false lemma (`false`, say) would otherwise make every guard pass this check.
 """
 
 from __future__ import annotations
@@ -278,7 +279,6 @@ def guard_problems(table: Table) -> list[GuardProblem]:
     s.add(*parameter_domains(table, names.params))
     s.add(*[type_constraint(names.vars[v.name], v.type) for v in table.variables])
     s.add(*[names.vars[v] >= 0 for v in nonnegative_variables(table)])
-    s.add(*[to_z3(lemma.expr, names.env()) for lemma in table.lemmas])
     out = []
     for location in table.locations:
         problem = _location_problem(s, table, location, facts.get(location, {}))
@@ -312,7 +312,6 @@ def _key(table: Table) -> str:
             )
             for t in table.transitions
         ],
-        [render(c.expr) for c in table.lemmas],
     )
     return hashlib.sha256(repr(parts).encode()).hexdigest()
 
