@@ -35,6 +35,13 @@ class Framework:
 
 FRAMEWORKS: tuple[Framework, ...] = (
     # One entry per framework; adding a framework is a table, an adapter module and a line here.
+    Framework(
+        "pydantic-ai",
+        "pydantic-ai",
+        ("pydantic-ai-slim", "pydantic", "turnbound"),
+        "turnbound.properties.adapters.pydantic_ai:scheduler",
+        "tests/frameworks/test_pydantic_ai_real.py",
+    ),
 )
 
 
