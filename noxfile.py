@@ -42,6 +42,13 @@ FRAMEWORKS: tuple[Framework, ...] = (
         "turnbound.properties.adapters.langgraph_react:scheduler",
         "tests/frameworks/test_langgraph_react_real.py",
     ),
+    Framework(
+        "pydantic-ai",
+        "pydantic-ai",
+        ("pydantic-ai-slim", "pydantic", "turnbound"),
+        "turnbound.properties.adapters.pydantic_ai:scheduler",
+        "tests/frameworks/test_pydantic_ai_real.py",
+    ),
 )
 
 

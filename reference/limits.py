@@ -38,7 +38,7 @@ MAX_PARAMETER_VALUE: Final = 1_000_000
 MAX_PARAMETER_RANGE: Final = 1_000
 """Values in one parameter's explore range or one `-p NAME=LO..HI`."""
 
-MAX_SWEEP: Final = 256
+MAX_SWEEP: Final = 1024
 """Parameter configurations one command sweeps (the product of the ranges)."""
 
 MAX_FACT_VALUES: Final = 256
