@@ -199,7 +199,10 @@ def test_a_huge_step_horizon_is_refused() -> None:
     [
         (["explore", "deeptutor-scheduler", "-p", "explorationBudget=0..1000000000"], "limited to"),
         (["explore", "deeptutor-scheduler", "-p", "emptyRecoveryBudget=0..1000"], "the limit is"),
-        (["explore", "deeptutor-scheduler", "-p", "emptyRecoveryBudget=0..300"], "301 configurations"),
+        (
+            ["explore", "deeptutor-scheduler", "-p", "emptyRecoveryBudget=0..40", "-p", "explorationBudget=0..40"],
+            "1681 configurations",
+        ),
         (["explore", "deeptutor-scheduler", "-p", "explorationBudget=" + "9" * 5000], "limited to"),
         (
             [
