@@ -35,6 +35,14 @@ class Framework:
 
 FRAMEWORKS: tuple[Framework, ...] = (
     # One entry per framework; adding a framework is a table, an adapter module and a line here.
+    Framework(
+        "openai-agents",
+        "openai-agents",
+        ("openai-agents", "openai"),
+        "turnbound.properties.adapters.openai_agents:scheduler",
+        "tests/frameworks/test_openai_agents_real.py",
+        fuzz=500,
+    ),
 )
 
 
