@@ -49,6 +49,14 @@ FRAMEWORKS: tuple[Framework, ...] = (
         "turnbound.properties.adapters.pydantic_ai:scheduler",
         "tests/frameworks/test_pydantic_ai_real.py",
     ),
+    Framework(
+        "openai-agents",
+        "openai-agents",
+        ("openai-agents", "openai"),
+        "turnbound.properties.adapters.openai_agents:scheduler",
+        "tests/frameworks/test_openai_agents_real.py",
+        fuzz=500,
+    ),
 )
 
 
