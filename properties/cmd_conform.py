@@ -17,7 +17,6 @@ from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsed
 from rich.progress import Progress as RichProgress
 from turnbound.properties.cli_app import app, console, emit_json, finish, json_option, usage_error
 from turnbound.properties.conform import (
-    BREAKER,
     ConformReport,
     Progress,
     conform,
@@ -29,6 +28,7 @@ from turnbound.properties.conform_cases import CaseResult, ConformCase, bundled_
 from turnbound.properties.conform_fuzz import fuzz_cases
 from turnbound.properties.itf import write_itf
 from turnbound.properties.scheduler import (
+    BREAKER,
     ReferenceScheduler,
     RunFunction,
     Scheduler,

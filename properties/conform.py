@@ -17,12 +17,14 @@ from turnbound.properties.conform_cases import CaseResult, ConformCase, run_case
 from turnbound.properties.conform_fuzz import shrink
 from turnbound.properties.conform_machine import MachineResult, run_machine
 from turnbound.properties.scheduler import (
+    BREAKER,
     FAULT_EXIT,
     FAULT_HANG,
     PROCESS_FAULTS,
     SCRIPT_EXHAUSTED,
     Observed,
     Scheduler,
+    fmt_values,
 )
 from turnbound.reference.outcomes import Outcome
 from turnbound.reference.table import Table
@@ -32,8 +34,6 @@ CONTEXT_STEPS = 3
 """Steps shown before the first divergence in a failure's details."""
 
 
-BREAKER = 3
-"""Consecutive cases failing for the same process-level reason before the rest are not run."""
 SHRINK_TOTAL = 1000
 """Shrink runs for a whole conformance run, shared by every failure that is shrunk."""
 
@@ -206,10 +206,6 @@ def _shrunk(table: Table, scheduler: Scheduler, failed: CaseResult, budget: int)
 
 
 # -- reporting ----------------------------------------------------------------------------
-
-
-def fmt_values(values: dict[str, Value]) -> str:
-    return ", ".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in values.items())
 
 
 def fmt_call(op: str, args: dict[str, Value], outcome: Outcome | None) -> str:

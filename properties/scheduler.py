@@ -9,6 +9,7 @@ the Hypothesis machine and the conformance runner drive them alike.
 
 from __future__ import annotations
 
+import json
 import queue
 import threading
 from collections.abc import Callable, Mapping
@@ -50,6 +51,8 @@ FAULT_PROTOCOL = "protocol"
 FAULT_RAISED = "raised"
 PROCESS_FAULTS = (FAULT_HANG, FAULT_EXIT, FAULT_PROTOCOL)
 """Faults of the implementation as a whole, not of one case: what a run stops early for."""
+BREAKER = 3
+"""Runs in a row failing with the same process fault before a runner stops starting new ones."""
 SCRIPT_EXHAUSTED = "script"
 """Not a fault of the implementation's: it asked for a host call the case has no answer for."""
 
@@ -303,7 +306,23 @@ def first_divergence(expected: Trace, observed: Observed) -> str | None:
 
 
 def _kv(values: Mapping[str, Value]) -> str:
-    return ", ".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in values.items())
+    return fmt_values(values)
+
+
+def fmt_values(values: Mapping[str, Value]) -> str:
+    """`name=value, ...` on one line, whatever the implementation put in the names and values."""
+    return ", ".join(f"{_printable(k)}={_fmt_value(v)}" for k, v in values.items())
+
+
+def _fmt_value(value: Value) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    return _printable(value) if isinstance(value, str) else str(value)
+
+
+def _printable(text: str) -> str:
+    """Text as it is, or quoted with escapes if it holds a newline or another unprintable character."""
+    return text if text.isprintable() else json.dumps(text)
 
 
 def _end(end: End | None) -> str:

@@ -95,6 +95,7 @@ def message_outcome(msg: Mapping[str, Any]) -> Outcome:
         error = msg.get("error")
         if not isinstance(error, str):
             raise ProtocolError('a raise message needs "error", a string')
+        _check_text("error", error)
         fields = {k: v for k, v in msg.items() if k not in ("type", "error")}
         _check_scalars("fields", fields)
         return Outcome.of_raise(error, **fields)
@@ -124,10 +125,12 @@ def parse_request(msg: object, table: Table) -> Request:
         terminal = msg.get("terminal")
         if not isinstance(terminal, str):
             raise ProtocolError('an end message needs "terminal", a string')
+        _check_text("end: terminal", terminal)
         counters = msg.get("counters")
         if not isinstance(counters, dict):
             raise ProtocolError('an end message needs "counters", an object')
         for name, value in counters.items():
+            _check_text("end: counters", name)
             if isinstance(value, bool) or not isinstance(value, int):
                 raise ProtocolError(f"end: counter {name}={json.dumps(value)} is not an integer")
         return End(terminal, dict(counters))
@@ -148,8 +151,19 @@ def trace_messages(trace: Trace) -> list[dict[str, Any]]:
 
 def _check_scalars(what: str, values: Mapping[str, Any]) -> None:
     for name, value in values.items():
+        _check_text(what, name)
         if not isinstance(value, bool | int | str):
             raise ProtocolError(f"{what}: {name} must be a boolean, integer or string")
+        if isinstance(value, str):
+            _check_text(f"{what}: {name}", value)
+
+
+def _check_text(what: str, text: str) -> None:
+    """JSON can carry a lone surrogate (`\\ud800`); no report could print it."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ProtocolError(f"{what}: a string with a lone surrogate ({text!r})") from None
 
 
 def dump(msg: Mapping[str, Any]) -> str:

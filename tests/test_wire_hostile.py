@@ -19,10 +19,9 @@ from pathlib import Path
 import psutil
 import pytest
 from turnbound.properties.cli import main
-from turnbound.properties.conform import BREAKER
 from turnbound.properties.conform_cases import bundled_cases, run_case
 from turnbound.properties.conform_machine import run_machine
-from turnbound.properties.scheduler import MAX_STUCK, ThreadedScheduler
+from turnbound.properties.scheduler import BREAKER, MAX_STUCK, ThreadedScheduler
 from turnbound.properties.wire import WireScheduler
 from turnbound.properties.wire_process import MARKER
 from turnbound.reference.host import Host
@@ -244,3 +243,32 @@ def test_a_hanging_in_process_scheduler_leaks_a_bounded_number_of_threads(deeptu
     assert not result.passed
     assert threading.active_count() - before <= MAX_STUCK
     assert time.monotonic() - began < 20
+
+
+@pytest.mark.usefixtures("nothing_left")
+def test_a_hanging_implementation_costs_the_hypothesis_machine_a_bounded_time(deeptutor: Table) -> None:
+    wire = WireScheduler([*HOSTILE, "hang"], deeptutor, timeout=0.3)
+    began = time.monotonic()
+    result = run_machine(deeptutor, wire, examples=50, seed=0)
+    wire.close()
+    assert not result.passed and result.message is not None
+    assert time.monotonic() - began < BREAKER * (0.3 + 1) + 5
+
+
+class _Raising:
+    """An in-process implementation whose own code raises."""
+
+    def start(self, params: Mapping[str, int]) -> None:
+        raise RuntimeError("not implemented yet")
+
+    def send(self, outcome: object) -> None:
+        raise AssertionError("never reached")
+
+    def close(self) -> None:
+        pass
+
+
+def test_an_in_process_implementation_that_raises_is_named_for_what_it_is(deeptutor: Table) -> None:
+    result = run_case(_Raising(), bundled_cases(deeptutor)[0])  # type: ignore[arg-type]
+    assert result.observed.fault == "the implementation raised RuntimeError: not implemented yet"
+    assert result.observed.fault_kind == "raised"
