@@ -135,7 +135,7 @@ def play(table: Table, case: ConformCase, stream: Stream, tmp: Path) -> tuple[Ca
     path = tmp / "stream"
     path.write_bytes(stream.data())
     # The start message is read first, so that writing it never races with the process's exit.
-    script = 'head -n 1 >/dev/null; cat "$0"' + ("; exec sleep 60" if stream.hangs else "")
+    script = 'read -r _; cat "$0"; exec sleep 60' if stream.hangs else 'read -r _; exec cat "$0"'
     command = ["sh", "-c", script, str(path)]
     timeout = HANG_TIMEOUT if stream.hangs else EXIT_TIMEOUT
     wire = WireScheduler(command, table, timeout=timeout, max_line=MAX_LINE)

@@ -24,6 +24,8 @@ def say(msg: object) -> None:
 def main(mode: str, arg: str | None) -> int:
     if mode == "exit-at-once":  # before reading anything
         return 3
+    if mode == "crash-on-raise":  # the reference, except that a failed host call kills it
+        return _crash_on_raise()
     if mode == "once":  # misbehave (crash) in the first process only, then be the real scheduler
         if not os.path.exists(arg or ""):
             open(arg or "", "w").close()
@@ -102,6 +104,32 @@ def main(mode: str, arg: str | None) -> int:
         return 2
     time.sleep(3600)  # after the misbehaviour, stay alive: turnbound must still not wait forever
     return 0
+
+
+class _Dies:
+    """stdin, except that a host failure (not turnbound's cancel) ends the process with code 1."""
+
+    def readline(self) -> str:
+        line = sys.stdin.readline()
+        if '"type":"raise"' in line.replace(" ", "") and "turnbound-cancel" not in line:
+            sys.exit(1)
+        return line
+
+    def __iter__(self) -> _Dies:
+        return self
+
+    def __next__(self) -> str:
+        line = self.readline()
+        if not line:
+            raise StopIteration
+        return line
+
+
+def _crash_on_raise() -> int:
+    from turnbound.properties.wire import reference_run, serve
+    from turnbound.reference.profiles import load_profile
+
+    return serve(reference_run(load_profile("deeptutor-scheduler")), _Dies())  # type: ignore[arg-type]
 
 
 if __name__ == "__main__":
