@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import inspect
 import shlex
+import sys
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+from rich.progress import Progress as RichProgress
 from turnbound.properties.cli_app import (
     app,
     console,
@@ -20,6 +26,7 @@ from turnbound.properties.cli_app import (
 )
 from turnbound.properties.conform import (
     ConformReport,
+    Progress,
     conform,
     failure_details,
     junit_xml,
@@ -29,7 +36,14 @@ from turnbound.properties.conform_cases import CaseResult, ConformCase, bundled_
 from turnbound.properties.conform_fuzz import fuzz_cases
 from turnbound.properties.fuzz_report import fuzz_counts
 from turnbound.properties.itf import write_itf
-from turnbound.properties.scheduler import ReferenceScheduler, RunFunction, Scheduler, ThreadedScheduler
+from turnbound.properties.scheduler import (
+    BREAKER,
+    ReferenceScheduler,
+    RunFunction,
+    Scheduler,
+    SchedulerFault,
+    ThreadedScheduler,
+)
 from turnbound.properties.vectors import bundled_vector_cases, vector_cases
 from turnbound.properties.wire import WireScheduler
 from turnbound.reference.errors import DefinitionError
@@ -62,6 +76,12 @@ from turnbound.reference.table import Table
     help="Write the first counterexample as ITF to FILE.",
 )
 @click.option("--adapter", metavar="MODULE:NAME", help="An in-process Python scheduler instead of a command.")
+@click.option(
+    "--keep-going",
+    is_flag=True,
+    help=f"Run every case even after {BREAKER} in a row failed because the implementation hangs, "
+    "exits or breaks the protocol.",
+)
 @json_option
 def conform_cmd(
     profile: str,
@@ -74,6 +94,7 @@ def conform_cmd(
     junit: Path | None,
     itf: Path | None,
     adapter: str | None,
+    keep_going: bool,
     as_json: bool,
 ) -> None:
     """Check an implementation of PROFILE against the reference: conform PROFILE [options] -- COMMAND...
@@ -94,20 +115,30 @@ def conform_cmd(
     wire: WireScheduler | None = None
     if command:
         wire = WireScheduler(command, table, timeout=timeout)
+        try:  # a command that cannot start is bad input, not a failure of every case
+            wire.spawn()
+        except SchedulerFault as exc:
+            usage_error(str(exc))
         scheduler: Scheduler = wire
         name = shlex.join(command)
     else:
         assert adapter is not None
         scheduler, name = load_adapter(adapter, table, timeout), adapter
-    report = conform(
-        table,
-        scheduler,
-        cases,
-        implementation=name,
-        machine_examples=examples,
-        seed=seed,
-        restarts=(lambda: wire.starts - 1) if wire else None,
-    )
+    try:
+        with _progress_bar(sys.stderr.isatty()) as progress:
+            report = conform(
+                table,
+                scheduler,
+                cases,
+                implementation=name,
+                machine_examples=examples,
+                seed=seed,
+                restarts=(lambda: wire.starts - 1) if wire else None,
+                keep_going=keep_going,
+                progress=progress,
+            )
+    except KeyboardInterrupt:
+        raise click.exceptions.Abort() from None
     if junit is not None:
         _write(junit, junit_xml(report))
     if itf is not None:
@@ -117,6 +148,22 @@ def conform_cmd(
     else:
         _print(report, cases)
     finish(report.passed)
+
+
+@contextlib.contextmanager
+def _progress_bar(shown: bool) -> Iterator[Progress | None]:
+    """A progress bar on stderr when it is a terminal; nothing at all otherwise."""
+    if not shown:
+        yield None
+        return
+    columns = (TextColumn("conform"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with RichProgress(*columns, console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("cases", total=None)
+
+        def tell(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        yield tell
 
 
 def _cases(table: Table, vectors_dir: Path | None, fuzz: int, seed: int) -> list[ConformCase]:
@@ -201,6 +248,15 @@ def _print(report: ConformReport, cases: list[ConformCase]) -> None:
     )
     shown: dict[str, str] = {}
     for r in report.failures:
+        same = report.duplicates.get(r.case.id)
+        if same is not None:
+            console.print(
+                f"FAIL {r.case.kind} {r.case.id}: {r.divergence} "
+                f"(the same first divergence as {same}, not shrunk)",
+                markup=False,
+                soft_wrap=True,
+            )
+            continue
         key = f"{_params(r.case)} {r.case.script.model_dump_json(by_alias=True)}"
         if r.case.kind == "fuzz" and key in shown:
             console.print(
@@ -219,6 +275,13 @@ def _print(report: ConformReport, cases: list[ConformCase]) -> None:
             console.print(f"FAIL hypothesis {m.id} ({ran}): {m.message}", markup=False, soft_wrap=True)
             if m.failure is not None and not m.failure.passed:
                 _print_failure(m.failure)
+    if report.stopped:
+        console.print(
+            f"stopped: {len(report.not_run)} cases not run after {report.stopped}; "
+            "--keep-going runs them all",
+            markup=False,
+            soft_wrap=True,
+        )
     if report.restarts:
         times = "once" if report.restarts == 1 else f"{report.restarts} times"
         console.print(f"the implementation was restarted {times} after faults", markup=False)

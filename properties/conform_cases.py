@@ -10,7 +10,7 @@ import time
 from dataclasses import dataclass
 from typing import Literal
 
-from turnbound.properties.scheduler import Observed, Scheduler, drive, first_divergence
+from turnbound.properties.scheduler import FAULT_RAISED, Observed, Scheduler, drive, first_divergence
 from turnbound.reference.errors import DefinitionError, TurnboundError
 from turnbound.reference.host import Script, ScriptHost
 from turnbound.reference.interpreter import outcome_script, run
@@ -116,12 +116,13 @@ class CaseResult:
 
 
 def run_case(scheduler: Scheduler, case: ConformCase) -> CaseResult:
-    """Drive one case; an adapter that raises instead of reporting a fault fails the case too."""
+    """Drive one case; an in-process implementation that raises instead of reporting a fault fails
+    the case too (a wire implementation cannot raise: everything it writes is read as a message)."""
     began = time.perf_counter()
     try:
         observed = drive(scheduler, case.params, ScriptHost(case.script))
-    except Exception as exc:  # an in-process adapter's own bug: a failed case, not a crash of turnbound
-        observed = Observed((), None, f"the adapter raised {type(exc).__name__}: {exc}")
+    except Exception as exc:  # an in-process implementation's bug: a failed case, not a crash of turnbound
+        observed = Observed((), None, f"the implementation raised {type(exc).__name__}: {exc}", FAULT_RAISED)
     return CaseResult(case, observed, divergence(case.expected, observed), time.perf_counter() - began)
 
 

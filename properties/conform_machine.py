@@ -9,12 +9,19 @@ is reported like every other failing case (first divergence, steps side by side)
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from turnbound.properties.conform_cases import CaseResult, run_case, try_case
 from turnbound.properties.fuzz import fuzz
-from turnbound.properties.scheduler import Request, Scheduler
+from turnbound.properties.scheduler import (
+    BREAKER,
+    PROCESS_FAULTS,
+    End,
+    Request,
+    Scheduler,
+    SchedulerFault,
+)
 from turnbound.reference.host import Script
 from turnbound.reference.outcomes import Outcome
 from turnbound.reference.table import Table
@@ -42,16 +49,36 @@ class MachineResult:
 
 class _KeepOpen:
     """One implementation for every example: the machine closes its scheduler after each one,
-    but restarting a process per example would cost more than the example itself."""
+    but restarting a process per example would cost more than the example itself.
+
+    Once BREAKER runs in a row failed with the same process fault (a hang, say), every later
+    start fails at once with that fault: Hypothesis then shrinks without paying a timeout per step.
+    """
 
     def __init__(self, scheduler: Scheduler) -> None:
         self.scheduler = scheduler
+        self.streak: list[SchedulerFault] = []
 
     def start(self, params: Mapping[str, int]) -> Request:
-        return self.scheduler.start(params)
+        if len(self.streak) >= BREAKER:
+            last = self.streak[-1]
+            raise SchedulerFault(f"not started: {BREAKER} runs in a row failed: {last}", last.kind)
+        return self._watch(lambda: self.scheduler.start(params))
 
     def send(self, outcome: Outcome) -> Request:
-        return self.scheduler.send(outcome)
+        return self._watch(lambda: self.scheduler.send(outcome))
+
+    def _watch(self, call: Callable[[], Request]) -> Request:
+        try:
+            request = call()
+        except SchedulerFault as exc:
+            same = not self.streak or self.streak[-1].kind == exc.kind
+            if exc.kind in PROCESS_FAULTS:
+                self.streak = [*self.streak, exc] if same else [exc]
+            raise
+        if isinstance(request, End):
+            self.streak = []
+        return request
 
     def close(self) -> None:
         """Nothing: an unfinished case is ended when the next one starts."""

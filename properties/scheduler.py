@@ -9,13 +9,14 @@ the Hypothesis machine and the conformance runner drive them alike.
 
 from __future__ import annotations
 
+import json
 import queue
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from turnbound.reference.errors import Livelock, RunError, TurnboundError
+from turnbound.reference.errors import Livelock, RunError, ScriptExhausted, TurnboundError
 from turnbound.reference.host import Host
 from turnbound.reference.interpreter import MAX_INTERNAL
 from turnbound.reference.machine import Machine, State
@@ -44,8 +45,28 @@ class End:
 Request = OpRequest | End
 
 
+FAULT_HANG = "hang"
+FAULT_EXIT = "exit"
+FAULT_PROTOCOL = "protocol"
+FAULT_RAISED = "raised"
+PROCESS_FAULTS = (FAULT_HANG, FAULT_EXIT, FAULT_PROTOCOL)
+"""Faults of the implementation as a whole, not of one case: what a run stops early for."""
+BREAKER = 3
+"""Runs in a row failing with the same process fault before a runner stops starting new ones."""
+SCRIPT_EXHAUSTED = "script"
+"""Not a fault of the implementation's: it asked for a host call the case has no answer for."""
+
+
 class SchedulerFault(RunError):
-    """The implementation under test misbehaved (crashed, hung, broke the protocol)."""
+    """The implementation under test misbehaved (crashed, hung, broke the protocol).
+
+    `kind` says how, so a runner can tell a process that is unusable (hang, exit,
+    protocol) from one case that went wrong.
+    """
+
+    def __init__(self, message: str, kind: str = FAULT_PROTOCOL) -> None:
+        super().__init__(message)
+        self.kind = kind
 
 
 class Scheduler(Protocol):
@@ -139,6 +160,15 @@ class _Cancelled(BaseException):
     """Unwinds a bridged scheduler thread when the driver stops early."""
 
 
+MAX_STUCK = 2
+"""Abandoned worker threads still running (a scheduler that hangs) before `start` refuses a new run.
+
+A Python thread cannot be killed: without a bound, every run of a hanging scheduler
+(every Hypothesis shrink step, say) would leave one more thread behind."""
+CLOSE_WAIT = 1.0
+"""Seconds `close` waits for an abandoned run to unwind before counting its thread as stuck."""
+
+
 class ThreadedScheduler:
     """Adapts a synchronous Python scheduler (`RunFunction`) to the stepping interface.
 
@@ -163,9 +193,16 @@ class ThreadedScheduler:
         self.timeout = timeout
         self._bridge: _Bridge | None = None
         self._thread: threading.Thread | None = None
+        self._stuck: list[threading.Thread] = []
 
     def start(self, params: Mapping[str, int]) -> Request:
         self.close()
+        self._stuck = [t for t in self._stuck if t.is_alive()]
+        if len(self._stuck) >= MAX_STUCK:
+            raise SchedulerFault(
+                f"the implementation still hangs in {len(self._stuck)} earlier runs; no new run is started",
+                FAULT_HANG,
+            )
         bridge = self._bridge = _Bridge()
 
         def work() -> None:
@@ -186,9 +223,13 @@ class ThreadedScheduler:
         try:
             item = self._bridge.requests.get(timeout=self.timeout)
         except queue.Empty:
-            raise SchedulerFault(f"no request or end within {self.timeout:g}s") from None
+            raise SchedulerFault(
+                f"no request or end within {self.timeout:g}s (the implementation hangs)", FAULT_HANG
+            ) from None
         if isinstance(item, BaseException):
-            raise SchedulerFault(f"scheduler raised {type(item).__name__}: {item}") from None
+            raise SchedulerFault(
+                f"the implementation raised {type(item).__name__}: {item}", FAULT_RAISED
+            ) from None
         return item
 
     def send(self, outcome: Outcome) -> Request:
@@ -197,9 +238,12 @@ class ThreadedScheduler:
         return self._next()
 
     def close(self) -> None:
-        if self._bridge is not None and self._thread is not None and self._thread.is_alive():
+        thread = self._thread
+        if self._bridge is not None and thread is not None and thread.is_alive():
             self._bridge.replies.put(None)
-            self._thread.join(timeout=self.timeout)
+            thread.join(timeout=min(self.timeout, CLOSE_WAIT))
+            if thread.is_alive():
+                self._stuck.append(thread)
         self._bridge = None
         self._thread = None
 
@@ -212,6 +256,8 @@ class Observed:
     """Each host call with its answer; None if the host had no answer for it."""
     end: End | None
     fault: str | None = None
+    fault_kind: str | None = None
+    """A `SchedulerFault`'s kind, or SCRIPT_EXHAUSTED."""
 
 
 def drive(scheduler: Scheduler, params: Mapping[str, int], host: Host, max_calls: int = 10_000) -> Observed:
@@ -227,24 +273,37 @@ def drive(scheduler: Scheduler, params: Mapping[str, int], host: Host, max_calls
             calls[-1] = (request.op, request.args, outcome)
             request = scheduler.send(outcome)
     except SchedulerFault as exc:
-        return Observed(tuple(calls), None, str(exc))
+        return Observed(tuple(calls), None, str(exc), exc.kind)
+    except ScriptExhausted as exc:
+        return Observed(tuple(calls), None, str(exc), SCRIPT_EXHAUSTED)
     except TurnboundError as exc:
         return Observed(tuple(calls), None, str(exc))
     return Observed(tuple(calls), request)
 
 
 def first_divergence(expected: Trace, observed: Observed) -> str | None:
-    """The first way `observed` differs from the reference's trace, as one line; None if none."""
+    """The first way `observed` differs from the reference's trace, as one line; None if none.
+
+    Worded for the implementer: a call the reference does not make at that point is told as
+    what the implementation did, never as a gap in the case's host script.
+    """
     for i, step in enumerate(expected.steps):
         if i >= len(observed.calls):
             got = f"a fault ({observed.fault})" if observed.fault else f"end {_end(observed.end)}"
             return f"step {i + 1}: expected {step.op}({_kv(step.args)}), observed {got}"
         op, args, _ = observed.calls[i]
         if op != step.op or args != step.args:
-            return f"step {i + 1}: expected {step.op}({_kv(step.args)}), observed {op}({_kv(args)})"
+            return (
+                f"step {i + 1}: the implementation called {op}({_kv(args)}) "
+                f"where the reference calls {step.op}({_kv(step.args)})"
+            )
     if len(observed.calls) > len(expected.steps):
-        op, args, _ = observed.calls[len(expected.steps)]
-        return f"step {len(expected.steps) + 1}: expected end {expected.terminal}, observed {op}({_kv(args)})"
+        n = len(expected.steps) + 1
+        op, args, _ = observed.calls[n - 1]
+        return (
+            f"step {n}: the implementation called {op}({_kv(args)}) "
+            f"where the reference ends at {expected.terminal}"
+        )
     if observed.fault:
         n = len(observed.calls)
         return f"after step {n}: expected end {expected.terminal}, observed a fault ({observed.fault})"
@@ -257,7 +316,23 @@ def first_divergence(expected: Trace, observed: Observed) -> str | None:
 
 
 def _kv(values: Mapping[str, Value]) -> str:
-    return ", ".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in values.items())
+    return fmt_values(values)
+
+
+def fmt_values(values: Mapping[str, Value]) -> str:
+    """`name=value, ...` on one line, whatever the implementation put in the names and values."""
+    return ", ".join(f"{_printable(k)}={_fmt_value(v)}" for k, v in values.items())
+
+
+def _fmt_value(value: Value) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    return _printable(value) if isinstance(value, str) else str(value)
+
+
+def _printable(text: str) -> str:
+    """Text as it is, or quoted with escapes if it holds a newline or another unprintable character."""
+    return text if text.isprintable() else json.dumps(text)
 
 
 def _end(end: End | None) -> str:

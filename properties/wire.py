@@ -5,30 +5,35 @@ implementation's stdin and reads `op` and `end` from its stdout, one JSON object
 line. `WireScheduler` puts such a process behind the `Scheduler` interface; `serve`
 is the other side, for a Python scheduler that should be reachable as a command.
 
-An implementation is untrusted: every read has a deadline, lines and messages are
-bounded, a misbehaving process is killed with its whole process group and restarted
-for the next case, and none is left running when turnbound exits.
+An implementation is untrusted: every read has a deadline, lines, messages, nesting and
+integers are bounded, a misbehaving process is killed with every descendant and
+restarted for the next case, and none is left running when turnbound exits or is
+signalled (`wire_process`).
 """
 
 from __future__ import annotations
 
-import atexit
 import collections
 import contextlib
 import json
 import os
-import queue
 import selectors
-import signal
-import subprocess
 import sys
-import threading
 import time
-import weakref
 from collections.abc import Mapping, Sequence
 from typing import IO, Any
 
-from turnbound.properties.scheduler import End, OpRequest, Request, RunFunction, SchedulerFault
+from turnbound.properties import wire_process as processes
+from turnbound.properties.scheduler import (
+    FAULT_EXIT,
+    FAULT_HANG,
+    FAULT_PROTOCOL,
+    End,
+    OpRequest,
+    Request,
+    RunFunction,
+    SchedulerFault,
+)
 from turnbound.reference.host import Host
 from turnbound.reference.interpreter import run
 from turnbound.reference.outcomes import Outcome
@@ -44,6 +49,10 @@ MAX_MESSAGES = 10_000
 """Messages in one case before the implementation counts as flooding."""
 STDERR_LINES = 5
 """How many of the implementation's last stderr lines a failure reason shows."""
+STDERR_LINE = 300
+"""Characters kept of one stderr line."""
+READ_BLOCK = 1 << 16
+"""Bytes asked for by one read of the implementation's output."""
 CANCEL = "turnbound-cancel"
 """A failure no table can declare (not an identifier): raised to end a case turnbound has decided.
 
@@ -86,6 +95,7 @@ def message_outcome(msg: Mapping[str, Any]) -> Outcome:
         error = msg.get("error")
         if not isinstance(error, str):
             raise ProtocolError('a raise message needs "error", a string')
+        _check_text("error", error)
         fields = {k: v for k, v in msg.items() if k not in ("type", "error")}
         _check_scalars("fields", fields)
         return Outcome.of_raise(error, **fields)
@@ -115,10 +125,12 @@ def parse_request(msg: object, table: Table) -> Request:
         terminal = msg.get("terminal")
         if not isinstance(terminal, str):
             raise ProtocolError('an end message needs "terminal", a string')
+        _check_text("end: terminal", terminal)
         counters = msg.get("counters")
         if not isinstance(counters, dict):
             raise ProtocolError('an end message needs "counters", an object')
         for name, value in counters.items():
+            _check_text("end: counters", name)
             if isinstance(value, bool) or not isinstance(value, int):
                 raise ProtocolError(f"end: counter {name}={json.dumps(value)} is not an integer")
         return End(terminal, dict(counters))
@@ -139,8 +151,19 @@ def trace_messages(trace: Trace) -> list[dict[str, Any]]:
 
 def _check_scalars(what: str, values: Mapping[str, Any]) -> None:
     for name, value in values.items():
+        _check_text(what, name)
         if not isinstance(value, bool | int | str):
             raise ProtocolError(f"{what}: {name} must be a boolean, integer or string")
+        if isinstance(value, str):
+            _check_text(f"{what}: {name}", value)
+
+
+def _check_text(what: str, text: str) -> None:
+    """JSON can carry a lone surrogate (`\\ud800`); no report could print it."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ProtocolError(f"{what}: a string with a lone surrogate ({text!r})") from None
 
 
 def dump(msg: Mapping[str, Any]) -> str:
@@ -149,19 +172,14 @@ def dump(msg: Mapping[str, Any]) -> str:
 
 # -- the host side: a subprocess behind the Scheduler interface -----------------------
 
-_live: weakref.WeakSet[WireScheduler] = weakref.WeakSet()
-
-
-@atexit.register
-def _kill_all() -> None:
-    for scheduler in list(_live):
-        scheduler.kill()
-
 
 class WireScheduler:
     """A subprocess that speaks protocol v1, one `start` per case, restarted after a fault.
 
     Each call of `start`/`send` waits at most `timeout` seconds for the next message.
+    Its output is read in the calling thread through a selector, in blocks, so a flood
+    costs one system call per block and no reader thread can be left waiting on a pipe
+    that a stray descendant of the implementation still holds.
     """
 
     def __init__(
@@ -175,8 +193,10 @@ class WireScheduler:
         cwd: str | None = None,
         env: Mapping[str, str] | None = None,
     ) -> None:
-        if not command:
-            raise ValueError("an empty command")
+        if isinstance(command, str) or not command:
+            raise ValueError("the command must be a non-empty list of arguments")
+        if not timeout > 0:
+            raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
         self.command = list(command)
         self.table = table
         self.timeout = timeout
@@ -186,23 +206,23 @@ class WireScheduler:
         self.env = dict(env) if env is not None else None
         self.starts = 0
         """How many processes were started: 1 unless faults forced restarts."""
-        self._proc: subprocess.Popen[bytes] | None = None
-        self._lines: queue.Queue[object] = queue.Queue()
-        self._stop = threading.Event()
+        self._proc: processes.Child | None = None
+        self._out = bytearray()
+        self._scanned = 0
+        self._out_eof = False
+        self._err = bytearray()
         self._stderr: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
-        self._stderr_lock = threading.Lock()
-        self._threads: list[threading.Thread] = []
+        self._selector: selectors.BaseSelector | None = None
         self._in_case = False
         self._messages = 0
-        _live.add(self)
 
     # -- Scheduler ------------------------------------------------------------
 
     def start(self, params: Mapping[str, int]) -> Request:
-        if self._proc is not None and self._in_case and self._proc.poll() is None:
+        if self._proc is not None and self._in_case and self._proc.running():
             self._cancel()
-        if self._proc is None or self._proc.poll() is not None:
-            self._spawn()
+        if self._proc is None or not self._proc.running():
+            self.spawn()
         self._in_case = True
         self._messages = 0
         self._write(start_message(self.table.name, params))
@@ -216,21 +236,19 @@ class WireScheduler:
 
     def close(self) -> None:
         """End an unfinished case, send `stop`, close stdin, give the process `timeout` to exit, then
-        kill its group."""
-        if self._proc is not None and self._in_case and self._proc.poll() is None:
-            self._cancel()
-        proc = self._proc
-        if proc is None:
-            return
-        if proc.poll() is None:
-            try:
+        kill what is left of it; never raises."""
+        try:
+            if self._proc is not None and self._in_case and self._proc.running():
+                self._cancel()
+            proc = self._proc
+            if proc is not None and proc.running():
                 self._write({"type": "stop"})
-            except SchedulerFault:
-                return
-            self._close_stdin()
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                proc.wait(timeout=self.timeout)
-        self.kill()
+                proc.close_stdin()
+                proc.wait(self.timeout)
+        except SchedulerFault:
+            pass
+        finally:
+            self.kill()
 
     def _cancel(self, limit: int = 100) -> None:
         """End an unfinished case by raising CANCEL at each call; a process that does not end it is killed."""
@@ -246,157 +264,216 @@ class WireScheduler:
 
     # -- process ----------------------------------------------------------------
 
-    def _spawn(self) -> None:
+    def spawn(self) -> None:
+        """Start a new process (killing the old one); `SchedulerFault` if the command cannot start."""
         self.kill()
         try:
-            proc = subprocess.Popen(
-                self.command,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                cwd=self.cwd,
-                env=self.env,
-                start_new_session=True,
-                bufsize=0,
-            )
+            proc = processes.Child(self.command, cwd=self.cwd, env=self.env)
         except OSError as exc:
-            raise SchedulerFault(f"cannot start {self.command[0]!r}: {exc.strerror or exc}") from None
-        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
-        os.set_blocking(proc.stdin.fileno(), False)
+            reason = exc.strerror or str(exc)
+            raise SchedulerFault(f"cannot start {self.command[0]!r}: {reason}", FAULT_EXIT) from None
         self._proc = proc
         self.starts += 1
-        self._stop = threading.Event()
-        self._lines = queue.Queue(maxsize=64)
+        self._out.clear()
+        self._scanned = 0
+        self._out_eof = False
+        self._err.clear()
         self._stderr.clear()
-        self._threads = [
-            threading.Thread(
-                target=_read_lines, args=(proc.stdout, self._lines, self.max_line, self._stop), daemon=True
-            ),
-            threading.Thread(target=self._read_stderr, args=(proc.stderr,), daemon=True),
-        ]
-        for t in self._threads:
-            t.start()
+        self._selector = selectors.DefaultSelector()
+        self._selector.register(proc.stdout, selectors.EVENT_READ, "out")
+        self._selector.register(proc.stderr, selectors.EVENT_READ, "err")
 
     def kill(self) -> None:
-        """Kill the implementation's whole process group and reap it; idempotent."""
+        """Kill the implementation with every descendant and reap it; idempotent."""
         proc, self._proc = self._proc, None
         self._in_case = False
         if proc is None:
             return
-        self._stop.set()
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        with contextlib.suppress(subprocess.TimeoutExpired):  # SIGKILL can not be ignored
-            proc.wait(timeout=5)
-        for t in self._threads:
-            t.join(timeout=1)
-        for stream in (proc.stdin, proc.stdout, proc.stderr):
-            if stream is not None:
-                with contextlib.suppress(OSError):
-                    stream.close()
-
-    def _close_stdin(self) -> None:
-        if self._proc is not None and self._proc.stdin is not None:
-            with contextlib.suppress(OSError):
-                self._proc.stdin.close()
-
-    def _read_stderr(self, stream: IO[bytes]) -> None:
-        while True:
-            try:
-                line = stream.readline(4096)
-            except (OSError, ValueError):
-                return
-            if not line:
-                return
-            text = line.decode("utf-8", errors="replace").rstrip()
-            if text:
-                with self._stderr_lock:
-                    self._stderr.append(text[:300])
+        proc.kill()
+        self._drain_stderr(proc, 0.2)
+        if self._selector is not None:
+            self._selector.close()
+            self._selector = None
+        proc.close()
 
     def stderr_tail(self) -> list[str]:
-        with self._stderr_lock:
-            return list(self._stderr)
+        return list(self._stderr)
+
+    # -- reading ---------------------------------------------------------------
+
+    def _pump(self, timeout: float) -> bool:
+        """Read what the process has written within `timeout`; False if nothing came."""
+        assert self._selector is not None
+        events = self._selector.select(max(timeout, 0))
+        for key, _ in events:
+            fd = key.fd
+            try:
+                chunk = os.read(fd, READ_BLOCK)
+            except BlockingIOError:
+                continue
+            except OSError:
+                chunk = b""
+            if not chunk:
+                self._selector.unregister(fd)
+            if key.data == "out":
+                if chunk:
+                    self._out += chunk
+                else:
+                    self._out_eof = True
+            else:
+                self._stderr_chunk(chunk)
+        return bool(events)
+
+    def _stderr_chunk(self, chunk: bytes) -> None:
+        if not chunk:  # end of stderr: what is left is the last line
+            self._stderr_line(bytes(self._err))
+            self._err.clear()
+            return
+        self._err += chunk
+        *lines, rest = bytes(self._err).split(b"\n")
+        for line in lines[-STDERR_LINES:]:
+            self._stderr_line(line)
+        self._err[:] = rest[-STDERR_LINE:]
+
+    def _stderr_line(self, line: bytes) -> None:
+        text = line.decode("utf-8", errors="replace").strip()
+        if text:
+            self._stderr.append(_clip(text, STDERR_LINE))
+
+    def _drain_stderr(self, proc: processes.Child, grace: float) -> None:
+        """Collect the last stderr lines of a process that is ending, for at most `grace` seconds."""
+        sel = self._selector
+        if sel is None:
+            return
+        with contextlib.suppress(KeyError, ValueError):
+            sel.unregister(proc.stdout)
+        deadline = time.monotonic() + grace
+        while sel.get_map():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not self._pump(remaining):
+                break
+
+    def _line(self, deadline: float) -> bytes | object:
+        """The next non-blank stdout line, _EOF, _OVERLONG, or None when the deadline passes."""
+        while True:
+            newline = self._out.find(b"\n", self._scanned)
+            if newline >= 0:
+                line = bytes(self._out[:newline])
+                del self._out[: newline + 1]
+                self._scanned = 0
+                if len(line) > self.max_line:
+                    return _OVERLONG
+                if line.strip():
+                    return line
+                continue
+            self._scanned = len(self._out)
+            if len(self._out) > self.max_line:
+                return _OVERLONG
+            if self._out_eof:
+                if self._out.strip():
+                    line = bytes(self._out)
+                    self._out.clear()
+                    self._scanned = 0
+                    return line
+                return _EOF
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return None
+            self._pump(remaining)
 
     # -- messages ---------------------------------------------------------------
 
-    def _fail(self, reason: str) -> SchedulerFault:
+    def _fail(self, reason: str, kind: str) -> SchedulerFault:
         """Kill the process (it restarts for the next case) and describe the fault with its stderr."""
-        proc = self._proc
-        if proc is not None:
-            self._kill_group(proc)
-            if len(self._threads) > 1:
-                self._threads[1].join(timeout=1)  # the last stderr lines, up to the kill
         self.kill()
         tail = self.stderr_tail()
         if tail:
             reason += "; stderr: " + " | ".join(tail)
-        return SchedulerFault(reason)
-
-    @staticmethod
-    def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)
+        return SchedulerFault(reason, kind)
 
     def _write(self, msg: Mapping[str, Any]) -> None:
         data = dump_line(msg)
         proc = self._proc
-        assert proc is not None and proc.stdin is not None
-        fd = proc.stdin.fileno()
+        assert proc is not None
         view = memoryview(data)
         deadline = time.monotonic() + self.timeout
         while view:
             try:
-                view = view[os.write(fd, view) :]
+                view = view[proc.write(view) :]
                 continue
             except BlockingIOError:
                 pass
             except (BrokenPipeError, ValueError, OSError):
-                raise self._fail(self._exit_reason("stopped reading its input")) from None
+                raise self._fail(self._exit_reason("stopped reading its input"), FAULT_EXIT) from None
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise self._fail(f"does not read its input (blocked for {self.timeout:g}s)")
-            with selectors.DefaultSelector() as sel:
-                sel.register(fd, selectors.EVENT_WRITE)
-                sel.select(remaining)
+                raise self._fail(f"does not read its input (blocked for {self.timeout:g}s)", FAULT_HANG)
+            proc.wait_writable(remaining)
 
     def _receive(self) -> Request:
         self._messages += 1
         if self._messages > self.max_messages:
-            raise self._fail(f"flood: more than {self.max_messages} messages in one case")
-        try:
-            item = self._lines.get(timeout=self.timeout)
-        except queue.Empty:
-            raise self._fail(f"no message within {self.timeout:g}s (the implementation hangs)") from None
+            raise self._fail(f"flood: more than {self.max_messages} messages in one case", FAULT_PROTOCOL)
+        item = self._line(time.monotonic() + self.timeout)
+        if item is None:
+            raise self._fail(f"no message within {self.timeout:g}s (the implementation hangs)", FAULT_HANG)
         if item is _EOF:
-            raise self._fail(self._exit_reason("closed its output"))
+            raise self._fail(self._exit_reason("closed its output"), FAULT_EXIT)
         if item is _OVERLONG:
-            raise self._fail(f"flood: a line longer than {self.max_line} bytes")
+            raise self._fail(f"flood: a line longer than {self.max_line} bytes", FAULT_PROTOCOL)
         assert isinstance(item, bytes)
-        text = item.decode("utf-8", errors="replace").strip()
         try:
-            msg = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise self._fail(f"invalid JSON ({exc.msg}): {_clip(text)}") from None
+            msg = decode_message(item)
+        except ProtocolError as exc:
+            raise self._fail(f"{exc}: {_clip(_shown(item))}", FAULT_PROTOCOL) from None
         try:
             request = parse_request(msg, self.table)
         except ProtocolError as exc:
-            raise self._fail(f"protocol error: {exc}: {_clip(text)}") from None
+            raise self._fail(f"protocol error: {exc}: {_clip(_shown(item))}", FAULT_PROTOCOL) from None
         if isinstance(request, End):
             self._in_case = False
         return request
 
     def _exit_reason(self, what: str) -> str:
         proc = self._proc
-        code = None
-        if proc is not None:
-            try:
-                code = proc.wait(timeout=1)
-            except subprocess.TimeoutExpired:
-                code = None
+        code = proc.wait(1.0) if proc is not None else None
         if code is None:
             return f"the implementation {what} before ending the case"
         how = f"was killed by signal {-code}" if code < 0 else f"exited with code {code}"
         return f"the implementation {how} before ending the case"
+
+
+def decode_message(line: bytes) -> object:
+    """One line as JSON, within the protocol's bounds; `ProtocolError` names what is wrong with it.
+
+    Strict UTF-8, no NaN or Infinity, integers within 64 bits, and no nesting deeper than
+    Python's parser allows — all reported, never raised as anything else.
+    """
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ProtocolError(f"invalid JSON (not UTF-8 at byte {exc.start})") from None
+    try:
+        return json.loads(text, parse_int=_bounded_int, parse_constant=_no_constant)
+    except ProtocolError:
+        raise
+    except json.JSONDecodeError as exc:
+        raise ProtocolError(f"invalid JSON ({exc.msg})") from None
+    except RecursionError:
+        raise ProtocolError("invalid JSON (nested too deeply)") from None
+    except ValueError as exc:  # e.g. an integer too long for int()
+        raise ProtocolError(f"invalid JSON ({_clip(str(exc), 80)})") from None
+
+
+def _bounded_int(text: str) -> int:
+    digits = len(text.lstrip("-"))
+    if digits > 19 or not -(1 << 63) <= int(text) < 1 << 63:
+        raise ProtocolError(f"protocol error: an integer of {digits} digits, outside the 64-bit range")
+    return int(text)
+
+
+def _no_constant(text: str) -> object:
+    raise ProtocolError(f"invalid JSON ({text} is not a JSON number)")
 
 
 def dump_line(msg: Mapping[str, Any]) -> bytes:
@@ -407,31 +484,8 @@ def _clip(text: str, limit: int = 120) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
-def _read_lines(stream: IO[bytes], lines: queue.Queue[object], max_line: int, stop: threading.Event) -> None:
-    """Reader thread: one item per stdout line; a bounded queue, so a flood waits instead of piling up."""
-
-    def put(item: object) -> bool:
-        while not stop.is_set():
-            try:
-                lines.put(item, timeout=0.1)
-                return True
-            except queue.Full:
-                continue
-        return False
-
-    while not stop.is_set():
-        try:
-            line = stream.readline(max_line + 1)
-        except (OSError, ValueError):
-            line = b""
-        if not line:
-            put(_EOF)
-            return
-        if len(line) > max_line and not line.endswith(b"\n"):
-            put(_OVERLONG)
-            return
-        if line.strip() and not put(line):
-            return
+def _shown(line: bytes) -> str:
+    return line.decode("utf-8", errors="replace").strip()
 
 
 # -- the implementation side: a Python scheduler as a protocol v1 command -------------

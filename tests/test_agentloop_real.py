@@ -160,7 +160,8 @@ def test_a_table_that_misreads_the_settlement_cap_diverges(table: Table) -> None
     finally:
         scheduler.close()
     assert divergence == (
-        "step 10: expected prepare_recovery(), observed call_round(mode=settlement, recovery=false, attempt=0)"
+        "step 10: the implementation called call_round(mode=settlement, recovery=false, attempt=0) "
+        "where the reference calls prepare_recovery()"
     )
 
 

@@ -41,16 +41,20 @@ def test_the_node_implementation_passes_every_case_vector_and_generated_script(
             "end: expected counters rounds=3, exploration_rounds=1, settlement_rounds=1, tool_steps=2, "
             "observed rounds=2, exploration_rounds=1, settlement_rounds=1, tool_steps=2",
         ),
-        ("recovery-twice", "recovery_tools", "step 8: expected reject_finish(), observed prepare_recovery()"),
+        (
+            "recovery-twice",
+            "recovery_tools",
+            "step 8: the implementation called prepare_recovery() where the reference calls reject_finish()",
+        ),
         (
             "dispatch-rejected",
             "recovery_rejected",
-            "step 7: expected reject_finish(), observed dispatch_tools()",
+            "step 7: the implementation called dispatch_tools() where the reference calls reject_finish()",
         ),
         (
             "partial-salvaged",
             "partial_error",
-            "step 4: expected end error, observed forced_finish(reason=error)",
+            "step 4: the implementation called forced_finish(reason=error) where the reference ends at error",
         ),
         (
             "wrong-counters",
@@ -78,13 +82,15 @@ def test_a_bug_no_case_shows_is_found_by_vectors_and_by_generated_scripts(
     assert code == 1 and {r["kind"] for r in failed} == {
         "vector"
     }  # the seed's cases miss it; the edges do not
-    assert all("observed forced_finish(reason=budget)" in r["divergence"] for r in failed)
+    assert all("the implementation called forced_finish(reason=budget)" in r["divergence"] for r in failed)
     code, report = _conform(
         capsys, "--vectors", str(tmp_path), "--fuzzer", "scripts", "--fuzz", "300", bug="empty-after-recovery"
     )
     [first, *_] = [r for r in report["results"] if not r["passed"]]
     assert code == 1
-    assert first["divergence"] == "step 3: expected reject_finish(), observed forced_finish(reason=budget)"
+    assert first["divergence"] == (
+        "step 3: the implementation called forced_finish(reason=budget) where the reference calls reject_finish()"
+    )
     assert first["params"] == {"explorationBudget": 0, "settlementBudget": 0, "emptyRecoveryBudget": 0}
     assert [s["op"] for s in first["expected"]["ops"]] == ["prepare_recovery", "call_round", "reject_finish"]
     assert first["shrunk_from_size"] > 3
@@ -103,7 +109,8 @@ def test_the_hypothesis_machine_finds_and_shrinks_the_same_bug(capsys: pytest.Ca
     machine = report["machine"]
     assert code == 1 and not machine["passed"]
     assert machine["message"].endswith(
-        "first divergence: step 3: expected reject_finish(), observed forced_finish(reason=budget)"
+        "first divergence: step 3: the implementation called forced_finish(reason=budget) "
+        "where the reference calls reject_finish()"
     )
     assert machine["replayed"]["params"] == {
         "explorationBudget": 0,
@@ -115,7 +122,10 @@ def test_the_hypothesis_machine_finds_and_shrinks_the_same_bug(capsys: pytest.Ca
 def test_the_text_report_names_the_case_and_ends_with_a_summary(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["conform", "deeptutor-scheduler", "--", *NODE, "--bug=dispatch-rejected"]) == 1
     out = capsys.readouterr().out.splitlines()
-    assert "FAIL case recovery_rejected: step 7: expected reject_finish(), observed dispatch_tools()" in out
+    assert (
+        "FAIL case recovery_rejected: step 7: the implementation called dispatch_tools() "
+        "where the reference calls reject_finish()"
+    ) in out
     assert any(line.split() == ["7", "reject_finish()", "->", "ok", "dispatch_tools()"] for line in out)
     failed = sum(1 for line in out if line.startswith("FAIL "))
     total = int(out[-1].split()[0])
@@ -142,8 +152,14 @@ def test_junit_xml_has_a_testcase_per_case_and_the_divergence(
     assert int(suite.get("failures", "")) == len(failed)
     failure = failed["recovery_tools"]
     assert failure is not None
-    assert failure.get("message") == "step 8: expected reject_finish(), observed prepare_recovery()"
-    assert "implementation stopped: host script has no outcome" in (failure.text or "")
+    assert (
+        failure.get("message")
+        == "step 8: the implementation called prepare_recovery() where the reference calls reject_finish()"
+    )
+    assert (
+        "implementation stopped: it called prepare_recovery(), a call the reference does not make there"
+        in (failure.text or "")
+    )
 
 
 def test_itf_holds_the_first_counterexample(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -154,7 +170,10 @@ def test_itf_holds_the_first_counterexample(tmp_path: Path, capsys: pytest.Captu
     )
     doc = json.loads(itf.read_text())
     assert doc["#meta"]["case"] == "partial_error"
-    assert doc["#meta"]["divergence"] == "step 4: expected end error, observed forced_finish(reason=error)"
+    assert (
+        doc["#meta"]["divergence"]
+        == "step 4: the implementation called forced_finish(reason=error) where the reference ends at error"
+    )
     assert [o["op"] for o in doc["#meta"]["observed"]][-1] == "forced_finish"
     assert doc["states"][-1]["location"] == "error"
 
@@ -177,7 +196,10 @@ def test_in_process_adapters(capsys: pytest.CaptureFixture[str]) -> None:
     )
     report = json.loads(capsys.readouterr().out)
     first = next(r for r in report["results"] if r["id"] == "ordinary_cap")
-    assert first["divergence"] == "step 2: expected dispatch_tools(), observed finish()"
+    assert (
+        first["divergence"]
+        == "step 2: the implementation called finish() where the reference calls dispatch_tools()"
+    )
 
 
 @pytest.mark.parametrize(

@@ -51,7 +51,7 @@ def test_threaded_scheduler_divergence_is_named(deeptutor: Table) -> None:
     observed = drive(scheduler, {**deeptutor.defaults(), **case.params}, ScriptHost(case.script))
     scheduler.close()
     assert first_divergence(expected, observed) == (
-        "step 5: expected prepare_recovery(), observed reject_finish()"
+        "step 5: the implementation called reject_finish() where the reference calls prepare_recovery()"
     )
 
 
@@ -63,11 +63,11 @@ def test_threaded_scheduler_crash_is_a_fault(deeptutor: Table) -> None:
     scheduler = ThreadedScheduler(crash)
     case = next(c for c in profile_cases(deeptutor) if c.name == "ordinary_cap")
     observed = drive(scheduler, deeptutor.defaults(), ScriptHost(case.script))
-    assert observed.fault == "scheduler raised ValueError: boom"
+    assert observed.fault == "the implementation raised ValueError: boom"
     expected = check_case(deeptutor, case).trace
     assert expected is not None
     assert first_divergence(expected, observed) == (
-        "step 2: expected dispatch_tools(), observed a fault (scheduler raised ValueError: boom)"
+        "step 2: expected dispatch_tools(), observed a fault (the implementation raised ValueError: boom)"
     )
 
 

@@ -174,7 +174,9 @@ def salvaging() -> dict[str, Any]:
 def test_buggy_scheduler_is_named_by_the_trace_property_it_breaks(salvaging: dict[str, Any]) -> None:
     assert salvaging["violation"]["kind"] == "implementation"
     assert salvaging["violation"]["name"] == "partial_failure_not_salvaged"
-    assert salvaging["divergence"].endswith("expected end error, observed forced_finish(reason=error)")
+    assert salvaging["divergence"].endswith(
+        "the implementation called forced_finish(reason=error) where the reference ends at error"
+    )
     text = render_counterexample(salvaging)
     assert f"first divergence from the reference: {salvaging['divergence']}" in text
 

@@ -162,7 +162,7 @@ def test_close_sends_stop_and_the_implementation_exits(deeptutor: Table) -> None
     proc = wire._proc
     assert proc is not None
     wire.close()
-    assert proc.returncode == 0  # it ended by itself on stop, before the kill
+    assert proc.popen.returncode == 0  # it ended by itself on stop, before the kill
 
 
 def test_a_command_that_does_not_exist_is_a_fault(deeptutor: Table) -> None:

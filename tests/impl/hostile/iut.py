@@ -22,6 +22,10 @@ def say(msg: object) -> None:
 
 
 def main(mode: str, arg: str | None) -> int:
+    if mode == "exit-at-once":  # before reading anything
+        return 3
+    if mode == "crash-on-raise":  # the reference, except that a failed host call kills it
+        return _crash_on_raise()
     if mode == "once":  # misbehave (crash) in the first process only, then be the real scheduler
         if not os.path.exists(arg or ""):
             open(arg or "", "w").close()
@@ -54,8 +58,19 @@ def main(mode: str, arg: str | None) -> int:
         say({"type": "end", "terminal": "finish"})
     elif mode == "bad-arg":
         say({"type": "op", "op": "call_round", "args": {"mode": "exploration", "recovery": 1}})
-    elif mode == "flood-line":
-        sys.stdout.write("x" * 10_000_000)
+    elif mode == "flood-line":  # ARG megabytes on one line (default 10)
+        block = b"x" * (1 << 20)
+        for _ in range(int(arg or 10)):
+            sys.stdout.buffer.write(block)
+        sys.stdout.buffer.write(b"\n")
+        sys.stdout.flush()
+    elif mode == "deep-json":
+        sys.stdout.write("[" * 200_000 + "\n")
+        sys.stdout.flush()
+    elif mode == "huge-int":
+        sys.stdout.write(
+            '{"type": "end", "terminal": "finish", "counters": {"rounds": ' + "9" * 5000 + "}}\n"
+        )
         sys.stdout.flush()
     elif mode == "flood-messages":
         while True:  # asks again and again without reading the answers
@@ -65,11 +80,56 @@ def main(mode: str, arg: str | None) -> int:
         sys.stderr.write(f"grandchild {child.pid}\n")
         sys.stderr.flush()
         time.sleep(3600)
+    elif mode == "setsid-grandchild":  # a child in a session of its own: out of the process group
+        child = subprocess.Popen(["sleep", "3600"], start_new_session=True)
+        sys.stderr.write(f"grandchild {child.pid}\n")
+        sys.stderr.flush()
+        time.sleep(3600)
+    elif mode == "daemon":  # double fork: the grandchild leaves the group and loses its parent
+        read, write = os.pipe()
+        if os.fork() == 0:
+            os.setsid()
+            pid = os.fork()
+            if pid == 0:
+                os.execvp("sleep", ["sleep", "3600"])
+            os.write(write, str(pid).encode())
+            os._exit(0)
+        os.close(write)
+        sys.stderr.write(f"grandchild {os.read(read, 32).decode()}\n")
+        sys.stderr.flush()
+        os.wait()
+        time.sleep(3600)
     else:
         sys.stderr.write(f"unknown mode {mode}\n")
         return 2
     time.sleep(3600)  # after the misbehaviour, stay alive: turnbound must still not wait forever
     return 0
+
+
+class _Dies:
+    """stdin, except that a host failure (not turnbound's cancel) ends the process with code 1."""
+
+    def readline(self) -> str:
+        line = sys.stdin.readline()
+        if '"type":"raise"' in line.replace(" ", "") and "turnbound-cancel" not in line:
+            sys.exit(1)
+        return line
+
+    def __iter__(self) -> _Dies:
+        return self
+
+    def __next__(self) -> str:
+        line = self.readline()
+        if not line:
+            raise StopIteration
+        return line
+
+
+def _crash_on_raise() -> int:
+    from turnbound.properties.wire import reference_run, serve
+    from turnbound.reference.profiles import load_profile
+
+    return serve(reference_run(load_profile("deeptutor-scheduler")), _Dies())  # type: ignore[arg-type]
 
 
 if __name__ == "__main__":

@@ -1,0 +1,27 @@
+"""Wire message streams, thoroughly: >= 10,000 hostile streams against the runner (slow step)."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from turnbound.properties.conform_cases import bundled_cases
+from turnbound.reference.profiles import load_profile
+
+from tests.wire_streams import NO_HANG, Stream, check_clean, play, streams
+
+TABLE = load_profile("deeptutor-scheduler")
+CASES = bundled_cases(TABLE)
+
+
+@pytest.mark.slow
+@settings(max_examples=10_000, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(streams(TABLE))
+def test_ten_thousand_hostile_streams_are_clean_failed_cases(stream: Stream) -> None:
+    case = CASES[len(stream.lines) % len(CASES)]
+    with tempfile.TemporaryDirectory() as tmp:
+        result, seconds = play(TABLE, case, stream, Path(tmp))
+    check_clean(result)
+    assert seconds < NO_HANG
