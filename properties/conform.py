@@ -17,7 +17,7 @@ from turnbound.properties.conform_cases import CaseResult, ConformCase, run_case
 from turnbound.properties.conform_fuzz import shrink
 from turnbound.properties.conform_machine import MachineResult, run_machine
 from turnbound.properties.scheduler import Scheduler
-from turnbound.reference.outcomes import Outcome
+from turnbound.reference.outcomes import Outcome, outcome_text
 from turnbound.reference.table import Table
 from turnbound.reference.types import Value
 
@@ -103,15 +103,7 @@ def fmt_call(op: str, args: dict[str, Value], outcome: Outcome | None) -> str:
     call = f"{op}({fmt_values(args)})"
     if outcome is None:
         return call
-    if outcome.raise_ is not None:
-        return f"{call} -> raise {outcome.raise_}" + (
-            f" ({fmt_values(outcome.fields)})" if outcome.fields else ""
-        )
-    facts = outcome.facts or {}
-    shown = [k if v is True else f"{k}={v}" for k, v in facts.items() if v is not False]
-    if not shown and facts:
-        shown = [f"{k}=false" for k in facts] if len(facts) == 1 else ["(all false)"]
-    return f"{call} -> {', '.join(shown) or 'ok'}"
+    return f"{call} -> {outcome_text(outcome)}"
 
 
 def failure_details(result: CaseResult) -> list[str]:

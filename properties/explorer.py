@@ -59,7 +59,7 @@ from turnbound.reference.host import Script, ScriptHost
 from turnbound.reference.interpreter import outcome_script, run
 from turnbound.reference.machine import Machine, State, check_params
 from turnbound.reference.monitors import Monitors, MonitorState, check_trace
-from turnbound.reference.outcomes import Outcome
+from turnbound.reference.outcomes import Outcome, outcome_text
 from turnbound.reference.profiles import profile_cases
 from turnbound.reference.table import ANY_OP, Claim, Table, TraceProperty, Transition
 from turnbound.reference.trace import HORIZON, Trace, probe_line
@@ -291,14 +291,8 @@ def _fmt(value: Value) -> str:
     return ("true" if value else "false") if isinstance(value, bool) else str(value)
 
 
-def describe_outcome(outcome: Outcome) -> str:
-    """Compact: true booleans by name, other values as name=value, `ok` for no facts."""
-    if outcome.raise_ is not None:
-        fields = ", ".join(f"{k}={_fmt(v)}" for k, v in outcome.fields.items())
-        return f"raise {outcome.raise_}" + (f"({fields})" if fields else "")
-    facts = outcome.facts or {}
-    parts = [k if v is True else f"{k}={_fmt(v)}" for k, v in facts.items() if v is not False]
-    return ", ".join(parts) or ("ok" if not facts else "(all false)")
+describe_outcome = outcome_text
+"""The one rendering of an outcome (`turnbound.reference.outcomes.outcome_text`)."""
 
 
 # -- the search ----------------------------------------------------------------
