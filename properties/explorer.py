@@ -52,15 +52,17 @@ from typing import Any, Literal
 
 import networkx as nx
 from turnbound.reference.cases import Case
-from turnbound.reference.errors import RunError, ScriptExhausted
+from turnbound.reference.errors import LimitReached, RunError, ScriptExhausted
 from turnbound.reference.expr import Compare, Expr, refs, render
 from turnbound.reference.expr_compile import Compiled, compile_expr
 from turnbound.reference.host import Script, ScriptHost
 from turnbound.reference.interpreter import outcome_script, run
+from turnbound.reference.judge import Judge
 from turnbound.reference.machine import Machine, State, check_params
 from turnbound.reference.monitors import Monitors, MonitorState, check_trace
 from turnbound.reference.outcomes import Outcome, outcome_text
 from turnbound.reference.profiles import profile_cases
+from turnbound.reference.stepping import positive_limit
 from turnbound.reference.table import ANY_OP, Claim, Table, TraceProperty, Transition
 from turnbound.reference.trace import HORIZON, Trace, probe_line
 from turnbound.reference.types import Value
@@ -203,8 +205,10 @@ class Summary:
     """Transition id -> edges labelled with it (every internal transition has its own edge)."""
     uncovered: tuple[str, ...]
     complete: bool
-    """False when the state limit stopped the search: `holds` then means `not refuted yet`."""
+    """False when a limit stopped the search: a claim not refuted is then `unknown` (not decided)."""
     seconds: float = field(default=0.0, compare=False)
+    limit: str | None = None
+    """The limit that stopped the search, by name (`max_states=500000`, `INT_LIMIT`)."""
 
     @property
     def ok(self) -> bool:
@@ -237,6 +241,7 @@ class Summary:
             "transitions_covered": dict(self.covered),
             "transitions_uncovered": list(self.uncovered),
             "complete": self.complete,
+            **({"limit": self.limit} if self.limit is not None else {}),
             "ok": self.ok,
         }
 
@@ -262,13 +267,14 @@ def bound_sides(expr: Expr) -> tuple[Expr, Expr] | None:
     return None
 
 
-def _state_claim(c: Claim) -> _StateClaim:
+def _state_claim(c: Claim, check: Compiled) -> _StateClaim:
+    """The judge's compiled claim, with the sides of a bound for its tightness."""
     sides = bound_sides(c.expr)
     if sides is None:
-        return _StateClaim(c, compile_expr(c.expr), None, None, False)
+        return _StateClaim(c, check, None, None, False)
     lhs, rhs = sides
     params_only = all(r.kind == "param" for r in refs(rhs))
-    return _StateClaim(c, compile_expr(c.expr), compile_expr(lhs), compile_expr(rhs), params_only)
+    return _StateClaim(c, check, compile_expr(lhs), compile_expr(rhs), params_only)
 
 
 def describe_property(p: TraceProperty) -> str:
@@ -363,6 +369,7 @@ class _Search:
         self.horizon_leaves: list[int] = []
         self.run_errors: dict[int, RunError] = {}
         self.complete = True
+        self.limit: str | None = None
         self._reads = _Reads(machine)
         self._select_memo: dict[tuple[object, ...], Transition] = {}
         self._args_memo: dict[tuple[object, ...], tuple[dict[str, Value], tuple[tuple[str, Value], ...]]] = {}
@@ -426,31 +433,41 @@ class _Search:
                 self.horizon_leaves.append(i)
                 continue
             if len(self.nodes) >= self.max_states:
-                self.complete = False
+                self.complete, self.limit = False, f"max_states={self.max_states}"
                 continue
             try:
-                t = self._select(state)
-            except RunError as exc:
-                self.run_errors[i] = exc
+                self._expand(i, state, mon)
+            except LimitReached as exc:
+                self.complete, self.limit = False, self.limit or exc.limit
                 continue
-            calls, depth = self.calls[i], self.depth[i] + 1
-            if t.op is None:
-                lid = self._label_id(t, -1)
-                self._edge(i, self._add((self._after_internal(state, t), mon), i, lid, calls, depth), lid)
-                continue
-            args, args_key = self._args(state, t)
-            targets: dict[int, int] = {}
-            for k, after in enumerate(self._after_call(state, t)):
-                m2 = self._monitor_step(mon, t.op, args, args_key, k) if mon else mon
-                lid = self._label_id(t, k)
-                j = self._add((after, m2), i, lid, calls + 1, depth)
-                if j in targets:
-                    self.alternatives.setdefault(targets[j], []).append(lid)
-                    self.coverage[t.id] = self.coverage.get(t.id, 0) + 1
-                    continue
-                targets[j] = len(self.dst)
-                self._edge(i, j, lid)
         self.first_edge.append(len(self.dst))
+
+    def _expand(self, i: int, state: State, mon: MonitorState) -> None:
+        """Add node i's successors: the machine's one step, once per outcome of a host call."""
+        try:
+            t = self._select(state)
+        except LimitReached:
+            raise
+        except RunError as exc:
+            self.run_errors[i] = exc
+            return
+        calls, depth = self.calls[i], self.depth[i] + 1
+        if t.op is None:
+            lid = self._label_id(t, -1)
+            self._edge(i, self._add((self._after_internal(state, t), mon), i, lid, calls, depth), lid)
+            return
+        args, args_key = self._args(state, t)
+        targets: dict[int, int] = {}
+        for k, after in enumerate(self._after_call(state, t)):
+            m2 = self._monitor_step(mon, t.op, args, args_key, k) if mon else mon
+            lid = self._label_id(t, k)
+            j = self._add((after, m2), i, lid, calls + 1, depth)
+            if j in targets:
+                self.alternatives.setdefault(targets[j], []).append(lid)
+                self.coverage[t.id] = self.coverage.get(t.id, 0) + 1
+                continue
+            targets[j] = len(self.dst)
+            self._edge(i, j, lid)
 
     # Memoized steps of the machine. Each is keyed by exactly what it reads: the
     # variables and facts its expressions name (the loader's scopes guarantee that
@@ -778,6 +795,7 @@ def explore(
 
     `exits=True` also lists, for each refuted bound, one witness per distinct probe line.
     """
+    positive_limit("max_states", max_states)
     started = time.perf_counter()
     machine = Machine(table, params)
     monitors = Monitors(table)
@@ -809,8 +827,9 @@ class _Checker:
         self.machine = machine
         self.monitors = monitors
         self.search = search
-        self.state_claims = [_state_claim(c) for c in (*table.invariants, *table.lemmas)]
-        self.bounds = [_state_claim(c) for c in table.bounds]
+        self.judge = Judge(table)
+        self.state_claims = [_state_claim(c, fn) for c, fn in self.judge.invariants]
+        self.bounds = [_state_claim(c, fn) for c, fn in self.judge.bounds]
         self.first: dict[str, int] = {}
         self.bound_nodes: dict[str, list[int]] = {b.claim.name: [] for b in self.bounds}
         self.terminals: dict[str, int] = {}
@@ -838,10 +857,10 @@ class _Checker:
             if mon:
                 bad = mon_memo.get(mon)
                 if bad is None:
-                    bad = tuple(p.name for p in self.monitors.violated(mon))
+                    bad = tuple(p.name for p in self.judge.broken_properties(mon))
                     mon_memo[mon] = bad
                 broken += bad
-            if state.location in self.table.terminals:
+            if self.judge.judges_bounds(state.location):
                 broken += self._terminal(i, state, env, counters)
             if broken:
                 self.broken[i] = broken
@@ -886,7 +905,7 @@ class _Checker:
                 violations.append(self._state_violation(claim.name, kind, node, c))
         for p in table.trace_properties:
             node = self.first.get(p.name)
-            verdict: Verdict = "holds" if node is None else "violated"
+            verdict: Verdict = self._undecided() if node is None else "violated"
             claims.append(ClaimResult(p.name, "trace_property", describe_property(p), p.expect, verdict))
             if node is not None:
                 violations.append(self._property_violation(p, node))
@@ -907,11 +926,16 @@ class _Checker:
             uncovered=tuple(tid for tid in ids if tid not in covered),
             complete=search.complete,
             seconds=seconds,
+            limit=search.limit,
         )
+
+    def _undecided(self) -> Verdict:
+        """What a claim not refuted is: `holds` after a complete search, else not decided."""
+        return "holds" if self.search.complete else "unknown"
 
     def _claim_result(self, c: _StateClaim, node: int | None) -> ClaimResult:
         claim = c.claim
-        verdict: Verdict = "holds" if node is None else "violated"
+        verdict: Verdict = self._undecided() if node is None else "violated"
         if claim.kind != "bound" or c.lhs is None or c.rhs is None:
             return ClaimResult(claim.name, claim.kind, render(claim.expr), claim.expect, verdict)
         rhs = int(c.rhs(dict(self.machine.params))) if c.rhs_params_only else None
@@ -1007,18 +1031,13 @@ class _Checker:
             violations.append(Violation(TERMINATES, "termination", message, w, problem))
             return ClaimResult(TERMINATES, "termination", text, expect, "violated")
         if not search.complete:
-            node = len(search.nodes) - 1
-            path = search.path_to(node)
-            w, r = self._witness(path)
-            message = f"state limit reached ({search.max_states} states): the graph may be infinite"
-            violations.append(Violation(TERMINATES, "termination", message, w, self._replay_problem(path, r)))
             return ClaimResult(TERMINATES, "termination", text, expect, "unknown")
         return ClaimResult(TERMINATES, "termination", text, expect, "holds")
 
     def _determinism(self, violations: list[Violation]) -> ClaimResult:
         text = "exactly one transition enabled in every reachable state"
         if not self.search.run_errors:
-            return ClaimResult(DETERMINISTIC, "determinism", text, "holds", "holds")
+            return ClaimResult(DETERMINISTIC, "determinism", text, "holds", self._undecided())
         node = min(self.search.run_errors)
         error = self.search.run_errors[node]
         path = self.search.path_to(node)
