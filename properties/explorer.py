@@ -52,7 +52,7 @@ from typing import Any, Literal
 
 import networkx as nx
 from turnbound.reference.cases import Case
-from turnbound.reference.errors import LimitReached, RunError, ScriptExhausted
+from turnbound.reference.errors import LimitReached, Livelock, RunError, ScriptExhausted
 from turnbound.reference.expr import Compare, Expr, refs, render
 from turnbound.reference.expr_compile import Compiled, compile_expr
 from turnbound.reference.host import Script, ScriptHost
@@ -62,7 +62,7 @@ from turnbound.reference.machine import Machine, State, check_params
 from turnbound.reference.monitors import Monitors, MonitorState, check_trace
 from turnbound.reference.outcomes import Outcome, outcome_text
 from turnbound.reference.profiles import profile_cases
-from turnbound.reference.stepping import positive_limit
+from turnbound.reference.stepping import MAX_INTERNAL, positive_limit, step_limit
 from turnbound.reference.table import ANY_OP, Claim, Table, TraceProperty, Transition
 from turnbound.reference.trace import HORIZON, Trace, probe_line
 from turnbound.reference.types import Value
@@ -353,6 +353,11 @@ class _Search:
         self.monitors = monitors
         self.max_states = max_states
         self.horizon = machine.table.step_horizon
+        self.max_calls = step_limit(machine.table)
+        """The one run's horizon: past it a path without a terminal is a limit (the table's own
+        `step_horizon` makes such a path a leaf instead, the turn it declares unbounded)."""
+        self.internal: list[int] = []
+        """Internal transitions since the last host call on the node's shortest path."""
         self.nodes: list[Node] = []
         self.index: dict[Node, int] = {}
         self.parent: list[int] = []
@@ -400,6 +405,7 @@ class _Search:
         self.parent_label.append(label)
         self.calls.append(calls)
         self.depth.append(depth)
+        self.internal.append(self.internal[parent] + 1 if calls == self.calls[parent] and parent >= 0 else 0)
         return i
 
     def _monitor_step(
@@ -435,6 +441,11 @@ class _Search:
             if len(self.nodes) >= self.max_states:
                 self.complete, self.limit = False, f"max_states={self.max_states}"
                 continue
+            if self.calls[i] >= self.max_calls:
+                self.complete, self.limit = False, f"DEFAULT_MAX_STEPS={self.max_calls} host calls"
+                continue
+            if self.internal[i] > MAX_INTERNAL:
+                raise Livelock(state.location, self.internal[i], [self.labels[self.parent_label[i]][0].id])
             try:
                 self._expand(i, state, mon)
             except LimitReached as exc:

@@ -240,3 +240,14 @@ def retrace(machine: Machine, trace: Trace) -> RecordedTurn:
             f"{machine.table.name}: the trace does not replay: it took {trace.path}, the table takes {taken}"
         )
     return turn
+
+
+def probe_run(table: Table) -> Trace:
+    """The simplest turn at the default parameters, each host call answered with its operation's
+    first outcome: an engine that never runs the table (the prover) asks it whether the reference
+    can run at all; a livelock or a stuck state is raised as the run's `RunError`."""
+    turn: Turn[None] = Turn(Machine(table))
+    turn.begin()
+    while turn.pending is not None:
+        turn.answer(turn.machine.outcomes(turn.pending[0].op or "")[0])
+    return turn.trace()
