@@ -134,7 +134,8 @@ def failure_details(result: CaseResult) -> list[str]:
     width = max(len(r[1]) for r in rows)
     lines.extend(f"{n:>3}  {ref:<{width}}  {got}" for n, ref, got in rows)
     end = case.expected
-    lines.append(f"reference ends {end.terminal} ({fmt_values(dict(end.counters))})")
+    cause = f" (contract violation: {end.violation})" if end.violation else ""
+    lines.append(f"reference ends {end.terminal} ({fmt_values(dict(end.counters))}){cause}")
     if observed.end is not None:
         lines.append(
             f"implementation ends {observed.end.terminal} ({fmt_values(dict(observed.end.counters))})"

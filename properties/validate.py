@@ -206,7 +206,7 @@ class _Run:
         counters = turn.machine.counters(turn.state)
         ends = f"{turn.state.location} ({_kv(counters)})"
         if turn.violation is not None:
-            ends += f" because the host broke its contract: {turn.violation}"
+            ends += f" (contract violation: {turn.violation})"
         end = self._request(n, msg)
         if not isinstance(end, End):
             raise _Rejected(n, f"the table ends the run at {ends}, the log has {_describe(msg)}")

@@ -11,6 +11,8 @@ from turnbound.properties.conform_cases import bundled_cases
 from turnbound.properties.validate import validate
 from turnbound.properties.wire import trace_messages
 from turnbound.reference.errors import DefinitionError
+from turnbound.reference.host import Script, ScriptHost
+from turnbound.reference.interpreter import run
 from turnbound.reference.table import Table
 
 
@@ -88,6 +90,11 @@ def test_a_contract_violation_must_end_the_run(deeptutor: Table, tmp_path: Path)
     log.write_text("\n".join(json.dumps(m) for m in msgs) + "\n")
     rejection = validate(deeptutor, log).rejection
     assert rejection is not None and rejection.line == 4
+    # the cause is named as `run` names it (one wording of a contract violation everywhere)
+    script = Script.model_validate({"call_round": [{"facts": {"hasTools": False}}]})
+    cause = run(deeptutor, ScriptHost(script)).violation
+    assert cause is not None and "hasText" in cause
+    assert f"(contract violation: {cause})" in rejection.message
 
 
 def test_params_missing_from_the_log_come_from_the_command_line(deeptutor: Table, tmp_path: Path) -> None:
