@@ -19,10 +19,11 @@ from typing import Any
 
 from turnbound.properties.wire import ProtocolError, message_outcome, parse_request
 from turnbound.reference.errors import DefinitionError, RunError
+from turnbound.reference.judge import Judge
 from turnbound.reference.machine import Machine
 from turnbound.reference.stepping import End, OpRequest, Request, Turn
-from turnbound.reference.table import Table, Transition
-from turnbound.reference.trace import HORIZON, Trace
+from turnbound.reference.table import Claim, Table, TraceProperty, Transition
+from turnbound.reference.trace import HORIZON, Step, Trace
 from turnbound.reference.types import Value
 
 Message = tuple[int, dict[str, Any]]
@@ -35,12 +36,24 @@ class Rejection:
 
 
 @dataclass(frozen=True)
+class BrokenClaim:
+    run: int
+    """1-based."""
+    name: str
+    kind: str
+    expect: str
+
+
+@dataclass(frozen=True)
 class Validation:
     profile: str
     source: str
     runs: tuple[Trace, ...]
     """Each run the table followed; after a rejection, the last is the part up to it."""
     rejection: Rejection | None
+    broken: tuple[BrokenClaim, ...] = ()
+    """Claims of the table the followed runs break, as the judge finds them (the log is not
+    rejected for them: it did what the table says)."""
 
     @property
     def accepted(self) -> bool:
@@ -81,6 +94,8 @@ def validate(table: Table, path: Path, params: Mapping[str, int] | None = None) 
     """Check every run in the log at `path` against the table."""
     log = _Cursor(read_log(path))
     runs: list[Trace] = []
+    judge = Judge(table)
+    broken: list[BrokenClaim] = []
     try:
         while not log.done:
             n, msg = log.take("a start message")
@@ -88,12 +103,44 @@ def validate(table: Table, path: Path, params: Mapping[str, int] | None = None) 
                 continue
             if msg["type"] != "start":
                 raise _Rejected(n, f"expected a start message, the log has {_describe(msg)}")
-            _Run(table, path, _params(table, path, n, msg, params or {}), log, runs).follow()
+            run = _Run(table, path, _params(table, path, n, msg, params or {}), log, runs, judge)
+            try:
+                run.follow()
+            finally:
+                broken += [
+                    BrokenClaim(
+                        len(runs), c.name, c.kind if isinstance(c, Claim) else "trace property", c.expect
+                    )
+                    for c in run.turn.broken.values()
+                ]
     except _Rejected as exc:
-        return Validation(table.name, str(path), tuple(runs), exc.rejection)
+        return Validation(table.name, str(path), tuple(runs), exc.rejection, tuple(broken))
     if not runs:
         raise DefinitionError(f"{path}: the log holds no run (no start message)")
-    return Validation(table.name, str(path), tuple(runs), None)
+    return Validation(table.name, str(path), tuple(runs), None, tuple(broken))
+
+
+class _JudgedTurn(Turn[None]):
+    """The one run loop, with every claim the turn breaks noted by the judge (first time only)."""
+
+    def __init__(self, machine: Machine, judge: Judge) -> None:
+        super().__init__(machine)
+        self.judge = judge
+        self.monitor = judge.monitors.initial()
+        self.broken: dict[str, Claim | TraceProperty] = {}
+
+    def on_state(self, where: str) -> None:
+        for c in self.judge.broken_invariants(self.machine.env(self.state)):
+            self.broken.setdefault(c.name, c)
+
+    def on_call(self, step: Step) -> None:
+        self.monitor = self.judge.monitors.step(self.monitor, step.op, step.args, step.outcome)
+        for p in self.judge.broken_properties(self.monitor):
+            self.broken.setdefault(p.name, p)
+
+    def on_terminal(self) -> None:
+        for c in self.judge.broken_bounds(self.state.location, self.machine.env(self.state)):
+            self.broken.setdefault(c.name, c)
 
 
 class _Cursor:
@@ -149,10 +196,11 @@ class _Run:
         params: dict[str, int],
         log: _Cursor,
         runs: list[Trace],
+        judge: Judge,
     ) -> None:
         self.table = table
         self.path = path
-        self.turn: Turn[None] = Turn(Machine(table, params))
+        self.turn = _JudgedTurn(Machine(table, params), judge)
         self.log = log
         self.runs = runs
 
