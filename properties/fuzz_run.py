@@ -87,9 +87,9 @@ class CheckedRun(Turn[Finding]):
 
     # -- the judge, at each point the turn reaches -------------------------------
 
-    def on_state(self, where: str) -> Finding | None:
+    def on_state(self) -> Finding | None:
         env = self.machine.env(self.state)
-        return self._first(self.checks.judge.broken_invariants(env), env, "invariant", where)
+        return self._first(self.checks.judge.broken_invariants(env), env, "invariant", None)
 
     def on_terminal(self) -> Finding | None:
         env = self.machine.env(self.state)
@@ -118,12 +118,15 @@ class CheckedRun(Turn[Finding]):
             return Finding("limit", error.limit, str(error), len(self.steps))
         return Finding("stuck", type(error).__name__, str(error), len(self.steps))
 
-    def _first(self, broken: list[Claim], env: Mapping[str, Value], kind: str, where: str) -> Finding | None:
+    def _first(
+        self, broken: list[Claim], env: Mapping[str, Value], kind: str, where: str | None
+    ) -> Finding | None:
         for claim in broken:
             if claim.expect == "violated":
                 self.witnessed.add(claim.name)
                 continue
-            return Finding(kind, claim.name, self.checks.claim_message(claim, env, where), len(self.steps))
+            message = self.checks.claim_message(claim, env, where or self.where())
+            return Finding(kind, claim.name, message, len(self.steps))
         return None
 
     def cut(self, calls: int | None = None) -> None:

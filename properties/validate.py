@@ -129,7 +129,7 @@ class _JudgedTurn(Turn[None]):
         self.monitor = judge.monitors.initial()
         self.broken: dict[str, Claim | TraceProperty] = {}
 
-    def on_state(self, where: str) -> None:
+    def on_state(self) -> None:
         for c in self.judge.broken_invariants(self.machine.env(self.state)):
             self.broken.setdefault(c.name, c)
 

@@ -86,11 +86,22 @@ class Turn(Generic[F]):
         self.pending: tuple[Transition, dict[str, Value]] | None = None
         self.terminal: str | None = None
         self.violation: str | None = None
+        self._entered: tuple[bool, str] | None = None
+        """How the current state was entered: (by a host call?, transition); None: the initial state."""
+
+    def where(self) -> str:
+        """The current point of the turn, for messages."""
+        if self._entered is None:
+            return "in the initial state"
+        by_call, tid = self._entered
+        if by_call:
+            return f"after step {len(self.steps)} ({tid})"
+        return f"after internal transition {tid} (following step {len(self.steps)})"
 
     # -- hooks -------------------------------------------------------------
 
-    def on_state(self, where: str) -> F | None:
-        """Called on the initial state and on every state the turn enters."""
+    def on_state(self) -> F | None:
+        """Called on the initial state and on every state the turn enters (`where()` says which)."""
         return None
 
     def on_call(self, step: Step) -> F | None:
@@ -108,7 +119,7 @@ class Turn(Generic[F]):
 
     def begin(self) -> F | None:
         """Judge the initial state and advance to the first host call (or the end)."""
-        return self.on_state("in the initial state") or self.advance()
+        return self.on_state() or self.advance()
 
     @property
     def request(self) -> Request:
@@ -147,7 +158,8 @@ class Turn(Generic[F]):
             seen.add(self.state)
             internal += 1
             self.state = m.take_internal(self.state, t)
-            found = self.on_state(f"after internal transition {t.id} (following step {len(self.steps)})")
+            self._entered = (False, t.id)
+            found = self.on_state()
             if found is not None:
                 return found
         self.terminal = self.state.location
@@ -171,11 +183,11 @@ class Turn(Generic[F]):
             op=t.op or "", args=args, outcome=outcome, counters=m.counters(self.state), transition=t.id
         )
         self.steps.append(step)
-        where = f"after step {len(self.steps)} ({t.id})"
+        self._entered = (True, t.id)
         if violation is not None:
             self.violation, self.terminal = violation, CONTRACT_VIOLATION
-            return self.on_state(where)
-        return self.on_call(step) or self.on_state(where) or self._advance()
+            return self.on_state()
+        return self.on_call(step) or self.on_state() or self._advance()
 
     def cut(self) -> None:
         """Abort a turn that still asks for host calls: it ends at `horizon`."""
@@ -214,7 +226,7 @@ class RecordedTurn(Turn[None]):
         super().__init__(machine, max_steps)
         self.visited: list[tuple[str, State]] = []
 
-    def on_state(self, where: str) -> None:
+    def on_state(self) -> None:
         self.visited.append((self.path[-1] if self.path else "init", self.state))
 
 
