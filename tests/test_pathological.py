@@ -213,3 +213,17 @@ def test_a_value_without_bound_stops_at_the_named_limit() -> None:
     script = Script.model_validate(SCRIPTS["growth"])
     with pytest.raises(ValueTooLarge, match=r"transition work makes steps an integer of 26 digits"):
         run(load_table(TABLES / "growth.toml"), ScriptHost(script))
+
+
+def test_a_limit_reached_reads_as_not_decided(capsys: pytest.CaptureFixture[str], alarm: None) -> None:
+    """A search cut short by its state limit reports no verdict: no FAIL, no HOLDS, no witness."""
+    assert main(["explore", "deeptutor-scheduler", "-p", "explorationBudget=200", "--max-states", "300"]) == 1
+    out = capsys.readouterr().out
+    assert "Not decided: limit max_states=300 reached in 1 configuration" in out
+    assert "FAIL" not in out and "HOLDS" not in out and "VIOLATED" not in out
+    assert "horizon" not in out
+    args = ["explore", "deeptutor-scheduler", "-p", "explorationBudget=200", "--max-states", "300", "--json"]
+    assert main(args) == 1
+    [result] = json.loads(capsys.readouterr().out)["results"]
+    assert result["limit"] == "max_states=300" and result["violations"] == []
+    assert {c["verdict"] for c in result["claims"]} == {"unknown"}
