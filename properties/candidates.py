@@ -16,9 +16,10 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 import z3
-from turnbound.properties.encoding import ARMED, IDLE, VIOLATED, Encoding, Frame, fact_key
+from turnbound.properties.encoding import Encoding, Frame, fact_key
 from turnbound.reference.expr import Compare, Expr, Lit, Logic, Not, Ref, render, walk
 from turnbound.reference.expr_compile import compile_expr
+from turnbound.reference.monitors import ARMED, IDLE, VIOLATED
 from turnbound.reference.types import INT, BoolType, IntType, Value
 
 Env = Mapping[str, Value]

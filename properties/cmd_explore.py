@@ -168,6 +168,8 @@ def _report_json(
 
 
 def _verdict_text(c: ClaimResult) -> str:
+    if c.verdict == "unknown":
+        return "not decided (a limit was reached)"
     if c.expect == "violated":
         return (
             "refuted as expected" if c.verdict == "violated" else f"{c.verdict.upper()} (expected violated)"
@@ -182,6 +184,8 @@ def _verdict_text(c: ClaimResult) -> str:
 def _bound_cell(c: ClaimResult) -> str:
     """`3 = 3` tight, `2 < 3` slack, `3 > 2` broken (worst case, then the bound); words for
     bounds of another shape or whose right side reads variables."""
+    if c.verdict == "unknown":
+        return ""
     if c.lhs_max is None or c.rhs is None:
         if c.verdict != "holds" or c.tight is None:
             return {"violated": "broken"}.get(c.verdict, c.verdict)
@@ -192,6 +196,8 @@ def _bound_cell(c: ClaimResult) -> str:
 
 def _tally_text(t: ClaimTally) -> str:
     n = t.configurations
+    if t.unknown == n:
+        return f"not decided in {n}/{n} (a limit was reached)"
     if t.expect == "violated":
         text = f"refuted as expected in {t.violated}/{n}"
         return text if t.violated == n else text + f"; HOLDS in {t.holds}/{n}"
@@ -378,7 +384,7 @@ def _print_report(
     for kind, path in files.items():
         console.print(f"wrote {kind.upper() if kind == 'dot' else 'GraphML'}: {path}", markup=False)
     console.print()
-    bad = [t.name for t in tallies if t.unexpected]
+    bad = [t.name for t in tallies if t.unexpected > t.unknown]
     unreplayed = sorted(
         {
             v.claim
@@ -401,6 +407,13 @@ def _print_report(
         problems.append("verdict differs from expect: " + ", ".join(bad))
     if unreplayed:
         problems.append("witness does not replay: " + ", ".join(unreplayed))
-    if incomplete:
-        problems.append(f"state limit reached in {_count(incomplete, 'configuration')}")
-    console.print("FAIL: " + "; ".join(problems), markup=False)
+    limits = sorted({s.limit or "" for s in summaries if not s.complete})
+    undecided = (
+        f"not decided: limit {', '.join(limits)} reached in {_count(incomplete, 'configuration')}"
+        if incomplete
+        else ""
+    )
+    if problems:
+        console.print("FAIL: " + "; ".join([*problems, *([undecided] if undecided else [])]), markup=False)
+    else:
+        console.print(undecided[:1].upper() + undecided[1:], markup=False)

@@ -16,7 +16,9 @@ from turnbound.properties.prover import (
     Prover,
 )
 from turnbound.properties.witness import Witness
+from turnbound.reference.errors import DefinitionError, RunError
 from turnbound.reference.profiles import load_profile
+from turnbound.reference.stepping import probe_run
 from turnbound.reference.table import Table
 from turnbound.reference.trace import probe_line
 
@@ -71,6 +73,10 @@ def prove_cmd(
     Exit code 1 if any verdict differs from the claim's `expect`.
     """
     table = load_profile(profile)
+    try:
+        probe_run(table)
+    except RunError as exc:
+        raise DefinitionError(f"{table.name}: the reference cannot run it: {exc}") from None
     started = time.monotonic()
     prover = Prover(
         table, timeout=timeout, max_k=max_k, depth=depth, use_pdr=not no_pdr, strengthen=not no_strengthen

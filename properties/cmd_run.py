@@ -23,6 +23,7 @@ from turnbound.reference.errors import DefinitionError
 from turnbound.reference.host import ScriptHost, check_script, parse_script
 from turnbound.reference.interpreter import run as run_table
 from turnbound.reference.jsonfile import read_json
+from turnbound.reference.outcomes import outcome_text
 from turnbound.reference.profiles import load_profile, profile_cases, profile_names
 from turnbound.reference.table import CONTRACT_VIOLATION
 from turnbound.reference.trace import Step, Trace, probe_line
@@ -159,15 +160,7 @@ def fmt_values(values: dict[str, Value]) -> str:
 
 
 def fmt_outcome(step: Step) -> str:
-    """Compact: true booleans by name, other values as name=value; `ok` for no facts."""
-    if step.outcome.raise_ is not None:
-        fields = fmt_values(step.outcome.fields)
-        return f"raise {step.outcome.raise_}" + (f" ({fields})" if fields else "")
-    facts = step.outcome.facts or {}
-    if not facts:
-        return "ok"
-    parts = [k if v is True else f"{k}={v}" for k, v in facts.items() if v is not False]
-    return ", ".join(parts) or "(all false)"
+    return outcome_text(step.outcome)
 
 
 def print_trace(name: str, trace: Trace, line: str) -> None:

@@ -51,6 +51,9 @@ def validate_cmd(profile: str, log: Path, param: tuple[str, ...], itf: Path | No
                     if result.rejection
                     else None
                 ),
+                "claims_broken": [
+                    {"run": b.run, "name": b.name, "kind": b.kind, "expect": b.expect} for b in result.broken
+                ],
             }
         )
     elif result.rejection is None:
@@ -59,6 +62,10 @@ def validate_cmd(profile: str, log: Path, param: tuple[str, ...], itf: Path | No
     else:
         r = result.rejection
         console.print(f"rejected: {log}:{r.line}: {r.message}", markup=False, soft_wrap=True)
+    if not as_json:
+        for b in result.broken:
+            expected = "as expected" if b.expect == "violated" else "the table breaks its own claim"
+            console.print(f"run {b.run} breaks {b.kind} {b.name} ({expected})", markup=False)
     finish(result.accepted)
 
 

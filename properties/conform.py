@@ -26,7 +26,7 @@ from turnbound.properties.scheduler import (
     Scheduler,
     fmt_values,
 )
-from turnbound.reference.outcomes import Outcome
+from turnbound.reference.outcomes import Outcome, outcome_text
 from turnbound.reference.table import Table
 from turnbound.reference.types import Value
 
@@ -212,15 +212,7 @@ def fmt_call(op: str, args: dict[str, Value], outcome: Outcome | None) -> str:
     call = f"{op}({fmt_values(args)})"
     if outcome is None:
         return call
-    if outcome.raise_ is not None:
-        return f"{call} -> raise {outcome.raise_}" + (
-            f" ({fmt_values(outcome.fields)})" if outcome.fields else ""
-        )
-    facts = outcome.facts or {}
-    shown = [k if v is True else f"{k}={v}" for k, v in facts.items() if v is not False]
-    if not shown and facts:
-        shown = [f"{k}=false" for k in facts] if len(facts) == 1 else ["(all false)"]
-    return f"{call} -> {', '.join(shown) or 'ok'}"
+    return f"{call} -> {outcome_text(outcome)}"
 
 
 def failure_details(result: CaseResult) -> list[str]:
@@ -251,7 +243,8 @@ def failure_details(result: CaseResult) -> list[str]:
     width = max(len(r[1]) for r in rows)
     lines.extend(f"{n:>3}  {ref:<{width}}  {got}" for n, ref, got in rows)
     end = case.expected
-    lines.append(f"reference ends {end.terminal} ({fmt_values(dict(end.counters))})")
+    cause = f" (contract violation: {end.violation})" if end.violation else ""
+    lines.append(f"reference ends {end.terminal} ({fmt_values(dict(end.counters))}){cause}")
     if observed.end is not None:
         lines.append(
             f"implementation ends {observed.end.terminal} ({fmt_values(dict(observed.end.counters))})"

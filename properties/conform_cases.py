@@ -120,25 +120,8 @@ def run_case(scheduler: Scheduler, case: ConformCase) -> CaseResult:
     the case too (a wire implementation cannot raise: everything it writes is read as a message)."""
     began = time.perf_counter()
     try:
-        observed = drive(scheduler, case.params, ScriptHost(case.script))
+        horizon = len(case.expected.steps) if case.expected.terminal == HORIZON else None
+        observed = drive(scheduler, case.params, ScriptHost(case.script), horizon=horizon)
     except Exception as exc:  # an in-process implementation's bug: a failed case, not a crash of turnbound
         observed = Observed((), None, f"the implementation raised {type(exc).__name__}: {exc}", FAULT_RAISED)
-    return CaseResult(case, observed, divergence(case.expected, observed), time.perf_counter() - began)
-
-
-def divergence(expected: Trace, observed: Observed) -> str | None:
-    """`first_divergence`; a run the reference cut off at its step horizon (an unbounded turn)
-    conforms if the implementation made the same calls and then asked for one more."""
-    if expected.terminal == HORIZON:
-        n = len(expected.steps)
-        same = [(s.op, s.args) for s in expected.steps] == [(op, args) for op, args, _ in observed.calls[:n]]
-        if same and len(observed.calls) > n:
-            return None
-        if same:
-            end = (
-                f"a fault ({observed.fault})"
-                if observed.fault
-                else f"end {observed.end.terminal if observed.end else ''}"
-            )
-            return f"after step {n}: expected another host call (the turn does not end), observed {end}"
-    return first_divergence(expected, observed)
+    return CaseResult(case, observed, first_divergence(case.expected, observed), time.perf_counter() - began)

@@ -14,10 +14,13 @@ import random
 from collections.abc import Callable, Iterator
 
 from turnbound.properties.conform_cases import ConformCase, Machines, try_case
+from turnbound.reference.errors import DefinitionError, RunError
 from turnbound.reference.host import Script
 from turnbound.reference.machine import Machine, check_params
 from turnbound.reference.outcomes import Outcome
+from turnbound.reference.stepping import Turn, step_limit
 from turnbound.reference.table import Operation, Table
+from turnbound.reference.trace import HORIZON
 from turnbound.reference.types import IntType, Value
 
 RAISE_RATE = 0.08
@@ -45,23 +48,19 @@ def fuzz_cases(table: Table, count: int, seed: int) -> list[ConformCase]:
 
 def _walk(table: Table, machines: Machines, rng: random.Random, id: str) -> ConformCase | None:
     params = check_params(table, {p.name: rng.randint(p.range[0], p.range[1]) for p in table.parameters})
-    machine = machines(params)
+    turn: Turn[None] = Turn(machines(params), max_steps=min(MAX_STEPS + 1, step_limit(table)))
     script: dict[str, list[Outcome]] = {}
-    state = machine.initial()
-    calls = 0
-    while not machine.is_terminal(state):
-        t = machine.select(state)
-        if t.op is None:
-            state = machine.take_internal(state, t)
-            continue
-        calls += 1
-        if calls > MAX_STEPS:
-            return None
-        outcome = _draw(table, machine, t.op, rng)
-        script.setdefault(t.op, []).append(outcome)
-        if machine.violation(t, outcome):
-            break
-        state = machine.take_outcome(state, t, outcome)
+    try:
+        turn.begin()
+        while turn.pending is not None:
+            op = turn.pending[0].op or ""
+            outcome = _draw(table, turn.machine, op, rng)
+            script.setdefault(op, []).append(outcome)
+            turn.answer(outcome)
+    except RunError as exc:
+        raise DefinitionError(f"fuzz {id}: the reference cannot run {table.name}: {exc}") from None
+    if turn.terminal == HORIZON or len(turn.steps) > MAX_STEPS:
+        return None
     return try_case(table, id, "fuzz", params, Script(script), machines)
 
 

@@ -25,6 +25,7 @@ from typing import Literal
 import z3
 from turnbound.reference.expr import Expr, refs
 from turnbound.reference.expr_z3 import const, decode, domain_constraint, to_z3, type_constraint
+from turnbound.reference.monitors import ARMED, IDLE, VIOLATED
 from turnbound.reference.outcomes import Outcome
 from turnbound.reference.table import ANY_OP, Table, TraceProperty, Transition, ValueSpec
 from turnbound.reference.types import INT, Type, Value
@@ -32,8 +33,6 @@ from turnbound.reference.wellformed import available_facts
 
 FactKey = tuple[str, str]
 """A fact or failure field by name and type (two operations may share a fact name)."""
-
-IDLE, ARMED, VIOLATED = 0, 1, 2
 
 
 def fact_key(name: str, type_: Type) -> FactKey:

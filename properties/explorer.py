@@ -53,15 +53,17 @@ from typing import Any, Literal
 import networkx as nx
 from turnbound.reference.arguments import require_count, require_params, require_table
 from turnbound.reference.cases import Case
-from turnbound.reference.errors import RunError, ScriptExhausted
+from turnbound.reference.errors import LimitReached, Livelock, RunError, ScriptExhausted
 from turnbound.reference.expr import Compare, Expr, refs, render
 from turnbound.reference.expr_compile import Compiled, compile_expr
 from turnbound.reference.host import Script, ScriptHost
 from turnbound.reference.interpreter import outcome_script, run
+from turnbound.reference.judge import Judge
 from turnbound.reference.machine import Machine, State, check_params
 from turnbound.reference.monitors import Monitors, MonitorState, check_trace
-from turnbound.reference.outcomes import Outcome
+from turnbound.reference.outcomes import Outcome, outcome_text
 from turnbound.reference.profiles import profile_cases
+from turnbound.reference.stepping import MAX_INTERNAL, step_limit
 from turnbound.reference.table import ANY_OP, Claim, Table, TraceProperty, Transition
 from turnbound.reference.trace import HORIZON, Trace, probe_line
 from turnbound.reference.types import Value
@@ -204,8 +206,10 @@ class Summary:
     """Transition id -> edges labelled with it (every internal transition has its own edge)."""
     uncovered: tuple[str, ...]
     complete: bool
-    """False when the state limit stopped the search: `holds` then means `not refuted yet`."""
+    """False when a limit stopped the search: a claim not refuted is then `unknown` (not decided)."""
     seconds: float = field(default=0.0, compare=False)
+    limit: str | None = None
+    """The limit that stopped the search, by name (`max_states=500000`, `INT_LIMIT`)."""
 
     @property
     def ok(self) -> bool:
@@ -238,6 +242,7 @@ class Summary:
             "transitions_covered": dict(self.covered),
             "transitions_uncovered": list(self.uncovered),
             "complete": self.complete,
+            **({"limit": self.limit} if self.limit is not None else {}),
             "ok": self.ok,
         }
 
@@ -263,13 +268,14 @@ def bound_sides(expr: Expr) -> tuple[Expr, Expr] | None:
     return None
 
 
-def _state_claim(c: Claim) -> _StateClaim:
+def _state_claim(c: Claim, check: Compiled) -> _StateClaim:
+    """The judge's compiled claim, with the sides of a bound for its tightness."""
     sides = bound_sides(c.expr)
     if sides is None:
-        return _StateClaim(c, compile_expr(c.expr), None, None, False)
+        return _StateClaim(c, check, None, None, False)
     lhs, rhs = sides
     params_only = all(r.kind == "param" for r in refs(rhs))
-    return _StateClaim(c, compile_expr(c.expr), compile_expr(lhs), compile_expr(rhs), params_only)
+    return _StateClaim(c, check, compile_expr(lhs), compile_expr(rhs), params_only)
 
 
 def describe_property(p: TraceProperty) -> str:
@@ -292,14 +298,8 @@ def _fmt(value: Value) -> str:
     return ("true" if value else "false") if isinstance(value, bool) else str(value)
 
 
-def describe_outcome(outcome: Outcome) -> str:
-    """Compact: true booleans by name, other values as name=value, `ok` for no facts."""
-    if outcome.raise_ is not None:
-        fields = ", ".join(f"{k}={_fmt(v)}" for k, v in outcome.fields.items())
-        return f"raise {outcome.raise_}" + (f"({fields})" if fields else "")
-    facts = outcome.facts or {}
-    parts = [k if v is True else f"{k}={_fmt(v)}" for k, v in facts.items() if v is not False]
-    return ", ".join(parts) or ("ok" if not facts else "(all false)")
+describe_outcome = outcome_text
+"""The one rendering of an outcome (`turnbound.reference.outcomes.outcome_text`)."""
 
 
 # -- the search ----------------------------------------------------------------
@@ -354,6 +354,11 @@ class _Search:
         self.monitors = monitors
         self.max_states = max_states
         self.horizon = machine.table.step_horizon
+        self.max_calls = step_limit(machine.table)
+        """The one run's horizon: past it a path without a terminal is a limit (the table's own
+        `step_horizon` makes such a path a leaf instead, the turn it declares unbounded)."""
+        self.internal: list[int] = []
+        """Internal transitions since the last host call on the node's shortest path."""
         self.nodes: list[Node] = []
         self.index: dict[Node, int] = {}
         self.parent: list[int] = []
@@ -370,6 +375,7 @@ class _Search:
         self.horizon_leaves: list[int] = []
         self.run_errors: dict[int, RunError] = {}
         self.complete = True
+        self.limit: str | None = None
         self._reads = _Reads(machine)
         self._select_memo: dict[tuple[object, ...], Transition] = {}
         self._args_memo: dict[tuple[object, ...], tuple[dict[str, Value], tuple[tuple[str, Value], ...]]] = {}
@@ -400,6 +406,7 @@ class _Search:
         self.parent_label.append(label)
         self.calls.append(calls)
         self.depth.append(depth)
+        self.internal.append(self.internal[parent] + 1 if calls == self.calls[parent] and parent >= 0 else 0)
         return i
 
     def _monitor_step(
@@ -433,31 +440,46 @@ class _Search:
                 self.horizon_leaves.append(i)
                 continue
             if len(self.nodes) >= self.max_states:
-                self.complete = False
+                self.complete, self.limit = False, f"max_states={self.max_states}"
                 continue
+            if self.calls[i] >= self.max_calls:
+                self.complete, self.limit = False, f"DEFAULT_MAX_STEPS={self.max_calls} host calls"
+                continue
+            if self.internal[i] > MAX_INTERNAL:
+                raise Livelock(state.location, self.internal[i], [self.labels[self.parent_label[i]][0].id])
             try:
-                t = self._select(state)
-            except RunError as exc:
-                self.run_errors[i] = exc
+                self._expand(i, state, mon)
+            except LimitReached as exc:
+                self.complete, self.limit = False, self.limit or exc.limit
                 continue
-            calls, depth = self.calls[i], self.depth[i] + 1
-            if t.op is None:
-                lid = self._label_id(t, -1)
-                self._edge(i, self._add((self._after_internal(state, t), mon), i, lid, calls, depth), lid)
-                continue
-            args, args_key = self._args(state, t)
-            targets: dict[int, int] = {}
-            for k, after in enumerate(self._after_call(state, t)):
-                m2 = self._monitor_step(mon, t.op, args, args_key, k) if mon else mon
-                lid = self._label_id(t, k)
-                j = self._add((after, m2), i, lid, calls + 1, depth)
-                if j in targets:
-                    self.alternatives.setdefault(targets[j], []).append(lid)
-                    self.coverage[t.id] = self.coverage.get(t.id, 0) + 1
-                    continue
-                targets[j] = len(self.dst)
-                self._edge(i, j, lid)
         self.first_edge.append(len(self.dst))
+
+    def _expand(self, i: int, state: State, mon: MonitorState) -> None:
+        """Add node i's successors: the machine's one step, once per outcome of a host call."""
+        try:
+            t = self._select(state)
+        except LimitReached:
+            raise
+        except RunError as exc:
+            self.run_errors[i] = exc
+            return
+        calls, depth = self.calls[i], self.depth[i] + 1
+        if t.op is None:
+            lid = self._label_id(t, -1)
+            self._edge(i, self._add((self._after_internal(state, t), mon), i, lid, calls, depth), lid)
+            return
+        args, args_key = self._args(state, t)
+        targets: dict[int, int] = {}
+        for k, after in enumerate(self._after_call(state, t)):
+            m2 = self._monitor_step(mon, t.op, args, args_key, k) if mon else mon
+            lid = self._label_id(t, k)
+            j = self._add((after, m2), i, lid, calls + 1, depth)
+            if j in targets:
+                self.alternatives.setdefault(targets[j], []).append(lid)
+                self.coverage[t.id] = self.coverage.get(t.id, 0) + 1
+                continue
+            targets[j] = len(self.dst)
+            self._edge(i, j, lid)
 
     # Memoized steps of the machine. Each is keyed by exactly what it reads: the
     # variables and facts its expressions name (the loader's scopes guarantee that
@@ -819,8 +841,9 @@ class _Checker:
         self.machine = machine
         self.monitors = monitors
         self.search = search
-        self.state_claims = [_state_claim(c) for c in (*table.invariants, *table.lemmas)]
-        self.bounds = [_state_claim(c) for c in table.bounds]
+        self.judge = Judge(table)
+        self.state_claims = [_state_claim(c, fn) for c, fn in self.judge.invariants]
+        self.bounds = [_state_claim(c, fn) for c, fn in self.judge.bounds]
         self.first: dict[str, int] = {}
         self.bound_nodes: dict[str, list[int]] = {b.claim.name: [] for b in self.bounds}
         self.terminals: dict[str, int] = {}
@@ -848,10 +871,10 @@ class _Checker:
             if mon:
                 bad = mon_memo.get(mon)
                 if bad is None:
-                    bad = tuple(p.name for p in self.monitors.violated(mon))
+                    bad = tuple(p.name for p in self.judge.broken_properties(mon))
                     mon_memo[mon] = bad
                 broken += bad
-            if state.location in self.table.terminals:
+            if self.judge.judges_bounds(state.location):
                 broken += self._terminal(i, state, env, counters)
             if broken:
                 self.broken[i] = broken
@@ -896,7 +919,7 @@ class _Checker:
                 violations.append(self._state_violation(claim.name, kind, node, c))
         for p in table.trace_properties:
             node = self.first.get(p.name)
-            verdict: Verdict = "holds" if node is None else "violated"
+            verdict: Verdict = self._undecided() if node is None else "violated"
             claims.append(ClaimResult(p.name, "trace_property", describe_property(p), p.expect, verdict))
             if node is not None:
                 violations.append(self._property_violation(p, node))
@@ -917,11 +940,16 @@ class _Checker:
             uncovered=tuple(tid for tid in ids if tid not in covered),
             complete=search.complete,
             seconds=seconds,
+            limit=search.limit,
         )
+
+    def _undecided(self) -> Verdict:
+        """What a claim not refuted is: `holds` after a complete search, else not decided."""
+        return "holds" if self.search.complete else "unknown"
 
     def _claim_result(self, c: _StateClaim, node: int | None) -> ClaimResult:
         claim = c.claim
-        verdict: Verdict = "holds" if node is None else "violated"
+        verdict: Verdict = self._undecided() if node is None else "violated"
         if claim.kind != "bound" or c.lhs is None or c.rhs is None:
             return ClaimResult(claim.name, claim.kind, render(claim.expr), claim.expect, verdict)
         rhs = int(c.rhs(dict(self.machine.params))) if c.rhs_params_only else None
@@ -1017,18 +1045,13 @@ class _Checker:
             violations.append(Violation(TERMINATES, "termination", message, w, problem))
             return ClaimResult(TERMINATES, "termination", text, expect, "violated")
         if not search.complete:
-            node = len(search.nodes) - 1
-            path = search.path_to(node)
-            w, r = self._witness(path)
-            message = f"state limit reached ({search.max_states} states): the graph may be infinite"
-            violations.append(Violation(TERMINATES, "termination", message, w, self._replay_problem(path, r)))
             return ClaimResult(TERMINATES, "termination", text, expect, "unknown")
         return ClaimResult(TERMINATES, "termination", text, expect, "holds")
 
     def _determinism(self, violations: list[Violation]) -> ClaimResult:
         text = "exactly one transition enabled in every reachable state"
         if not self.search.run_errors:
-            return ClaimResult(DETERMINISTIC, "determinism", text, "holds", "holds")
+            return ClaimResult(DETERMINISTIC, "determinism", text, "holds", self._undecided())
         node = min(self.search.run_errors)
         error = self.search.run_errors[node]
         path = self.search.path_to(node)

@@ -15,7 +15,7 @@ from typing import Any
 from turnbound.properties.fuzz_run import CheckedRun, Finding, fmt_value
 from turnbound.properties.scheduler import Observed, first_divergence
 from turnbound.reference.interpreter import outcome_script
-from turnbound.reference.outcomes import Outcome
+from turnbound.reference.outcomes import Outcome, outcome_text
 from turnbound.reference.table import Table
 from turnbound.reference.trace import Trace, probe_line
 from turnbound.reference.types import Value
@@ -115,9 +115,4 @@ def _kv(values: Mapping[str, Value]) -> str:
 
 
 def _outcome(outcome: Outcome) -> str:
-    """Compact: true booleans by name, other values as name=value."""
-    if outcome.raise_ is not None:
-        return f"raise {outcome.raise_}" + (f" ({_kv(outcome.fields)})" if outcome.fields else "")
-    facts = outcome.facts or {}
-    parts = [k if v is True else f"{k}={fmt_value(v)}" for k, v in facts.items() if v is not False]
-    return ", ".join(parts) or ("(all false)" if facts else "ok")
+    return outcome_text(outcome)

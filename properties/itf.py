@@ -14,11 +14,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from turnbound.reference.errors import DefinitionError
+from turnbound.reference.errors import DefinitionError, RunError
 from turnbound.reference.jsonfile import read_json
 from turnbound.reference.limits import MAX_INT_DIGITS
 from turnbound.reference.machine import Machine, State
 from turnbound.reference.outcomes import Outcome
+from turnbound.reference.stepping import retrace
 from turnbound.reference.table import Table
 from turnbound.reference.trace import Trace
 from turnbound.reference.types import Value
@@ -103,21 +104,19 @@ def to_itf(table: Table, trace: Trace, meta: Mapping[str, Any] | None = None) ->
         doc.update({"op": op, "args": encode(dict(args)), "outcome": _outcome_variant(out)})
         return doc
 
-    current = machine.initial()
-    states = [state(0, current, "init", "", {}, None)]
+    try:
+        visited = retrace(machine, trace).visited
+    except RunError as exc:
+        raise DefinitionError(str(exc)) from None
     steps = iter(trace.steps)
-    for tid in trace.path:
-        t = table.transition(tid)
-        if t.op is None:
-            current = machine.take_internal(current, t)
-            states.append(state(len(states), current, tid, "", {}, None))
-            continue
-        step = next(steps)
-        if machine.violation(t, step.outcome):
-            current = machine.contract_state(current)
+    states: list[dict[str, Any]] = []
+    for action, s in visited:
+        t = None if action == "init" else table.transition(action)
+        if t is None or t.op is None:
+            states.append(state(len(states), s, action, "", {}, None))
         else:
-            current = machine.take_outcome(current, t, step.outcome)
-        states.append(state(len(states), current, tid, step.op, step.args, step.outcome))
+            step = next(steps)
+            states.append(state(len(states), s, action, step.op, step.args, step.outcome))
     head: dict[str, Any] = {
         "format": "ITF",
         "format-description": FORMAT_DESCRIPTION,

@@ -237,8 +237,10 @@ class Baseline:
         for params in configs:
             exploration = explore(table, params)
             if not exploration.summary.ok:
+                at = f"at {_fmt(params)}" if params else "at its defaults"
+                why = "is not decided" if not exploration.summary.complete else "fails"
                 raise DefinitionError(
-                    f"{table.name}: the original fails its exploration at {_fmt(params)}; "
+                    f"{table.name}: the original's exploration {why} {at}; "
                     "mutation testing needs a table whose claims hold (run `turnbound explore`)"
                 )
             largest = max(largest, exploration.summary.states)

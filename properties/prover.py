@@ -23,7 +23,7 @@ from turnbound.properties.encoding import Edge, Encoding, Frame, StateValues
 from turnbound.properties.goals import Goal, table_goals
 from turnbound.properties.pdr import pdr
 from turnbound.properties.strengthening import Strengthening, infer
-from turnbound.properties.witness import Witness, find_tight, find_violation
+from turnbound.properties.witness import BeyondHorizon, Witness, find_tight, find_violation
 from turnbound.properties.z3fast import Undecided, check, conj, solver
 from turnbound.reference.errors import DefinitionError
 from turnbound.reference.table import Table, TraceProperty
@@ -232,6 +232,8 @@ class Prover:
         start = time.monotonic()
         try:
             phase(w, w.deadline())
+        except BeyondHorizon as exc:
+            w.note = f"not decided: {exc}"
         except Undecided as exc:
             timed_out = str(exc) in ("timeout", "canceled") or w.deadline() <= time.monotonic()
             w.note = f"timeout after {self.timeout:g} s" if timed_out else f"z3 gave up: {exc}"

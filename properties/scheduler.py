@@ -16,34 +16,17 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from turnbound.reference.errors import Livelock, RunError, ScriptExhausted, TurnboundError
+from turnbound.reference.errors import RunError, ScriptExhausted, TurnboundError
 from turnbound.reference.host import Host
-from turnbound.reference.interpreter import MAX_INTERNAL
-from turnbound.reference.machine import Machine, State
+from turnbound.reference.machine import Machine
 from turnbound.reference.outcomes import Outcome
+from turnbound.reference.stepping import End as End
+from turnbound.reference.stepping import OpRequest as OpRequest
+from turnbound.reference.stepping import Request as Request
+from turnbound.reference.stepping import Turn, positive_limit
 from turnbound.reference.table import Table
 from turnbound.reference.trace import HORIZON, Trace
 from turnbound.reference.types import Value
-
-
-@dataclass(frozen=True)
-class OpRequest:
-    """The scheduler asks the host to perform `op` with `args`."""
-
-    op: str
-    args: dict[str, Value]
-
-
-@dataclass(frozen=True)
-class End:
-    """The scheduler finished the run."""
-
-    terminal: str
-    counters: dict[str, int]
-
-
-Request = OpRequest | End
-
 
 FAULT_HANG = "hang"
 FAULT_EXIT = "exit"
@@ -80,58 +63,30 @@ class Scheduler(Protocol):
 
 
 class ReferenceScheduler:
-    """The reference interpreter behind the stepping interface."""
+    """The reference behind the stepping interface: `stepping.Turn`, with its horizon and limits."""
 
-    def __init__(self, table: Table, max_steps: int = 10_000) -> None:
+    def __init__(self, table: Table, max_steps: int | None = None) -> None:
         self.table = table
-        self.max_steps = max_steps
-        self._machine: Machine | None = None
-        self._state: State | None = None
-        self._pending: tuple[object, dict[str, Value]] | None = None
-        self._steps = 0
+        self.max_steps = None if max_steps is None else positive_limit("max_steps", max_steps)
+        self._machines: dict[tuple[tuple[str, int], ...], Machine] = {}
+        self._turn: Turn[None] | None = None
 
     def start(self, params: Mapping[str, int]) -> Request:
-        self._machine = Machine(self.table, params)
-        self._state = self._machine.initial()
-        self._steps = 0
-        return self._advance()
-
-    def _advance(self) -> Request:
-        m, state = self._machine, self._state
-        assert m is not None and state is not None
-        internal = 0
-        while not m.is_terminal(state):
-            if self._steps >= self.max_steps:
-                self._state = state
-                return End(HORIZON, m.counters(state))
-            t = m.select(state)
-            if t.op is None:
-                internal += 1
-                if internal > MAX_INTERNAL:
-                    raise Livelock(state.location, internal - 1, [t.id])
-                state = m.take_internal(state, t)
-                continue
-            self._state = state
-            args = m.args(state, t)
-            self._pending = (t, args)
-            return OpRequest(t.op, args)
-        self._state = state
-        return End(state.location, m.counters(state))
+        key = tuple(sorted(params.items()))
+        machine = self._machines.get(key)
+        if machine is None:
+            machine = self._machines[key] = Machine(self.table, params)
+        self._turn = Turn(machine, self.max_steps)
+        self._turn.begin()
+        return self._turn.request
 
     def send(self, outcome: Outcome) -> Request:
-        m, state, pending = self._machine, self._state, self._pending
-        assert m is not None and state is not None and pending is not None
-        t = pending[0]
-        self._pending = None
-        self._steps += 1
-        if m.violation(t, outcome):  # type: ignore[arg-type]
-            self._state = m.contract_state(state)
-            return End(self._state.location, m.counters(self._state))
-        self._state = m.take_outcome(state, t, outcome)  # type: ignore[arg-type]
-        return self._advance()
+        assert self._turn is not None and self._turn.pending is not None, "no host call is pending"
+        self._turn.answer(outcome)
+        return self._turn.request
 
     def close(self) -> None:
-        self._machine = self._state = self._pending = None
+        self._turn = None
 
 
 RunFunction = Callable[[Mapping[str, int], Host], tuple[str, Mapping[str, int]]]
@@ -260,12 +215,24 @@ class Observed:
     """A `SchedulerFault`'s kind, or SCRIPT_EXHAUSTED."""
 
 
-def drive(scheduler: Scheduler, params: Mapping[str, int], host: Host, max_calls: int = 10_000) -> Observed:
-    """Run one turn of `scheduler`, answering its host calls from `host`."""
+def drive(
+    scheduler: Scheduler,
+    params: Mapping[str, int],
+    host: Host,
+    max_calls: int = 10_000,
+    horizon: int | None = None,
+) -> Observed:
+    """Run one turn of `scheduler`, answering its host calls from `host`.
+
+    With `horizon`, a turn still asking for a host call after that many is cut off there
+    and observed as ending at `horizon`, as the reference's own turn is (`stepping.Turn`).
+    """
     calls: list[tuple[str, dict[str, Value], Outcome | None]] = []
     try:
         request = scheduler.start(params)
         while isinstance(request, OpRequest):
+            if horizon is not None and len(calls) >= horizon:
+                return Observed(tuple(calls), End(HORIZON, {}))
             if len(calls) >= max_calls:
                 return Observed(tuple(calls), None, f"more than {max_calls} host calls")
             calls.append((request.op, request.args, None))
@@ -310,6 +277,8 @@ def first_divergence(expected: Trace, observed: Observed) -> str | None:
     assert observed.end is not None
     if observed.end.terminal != expected.terminal:
         return f"end: expected terminal {expected.terminal}, observed {observed.end.terminal}"
+    if expected.terminal == HORIZON:
+        return None  # both cut off at the step horizon: an unfinished turn reports no counters
     if observed.end.counters != expected.counters:
         return f"end: expected counters {_kv(expected.counters)}, observed {_kv(observed.end.counters)}"
     return None

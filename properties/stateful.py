@@ -129,7 +129,7 @@ def machine_for(
                 coverage.commit(self.tally)
 
         def _begin(self, params: dict[str, int]) -> None:
-            self.run, finding = CheckedRun.begin(checks, params)
+            self.run, finding = CheckedRun.begin_run(checks, params)
             self.tally.turns += 1
             if self.impl is not None:
                 self.impl.start(self.run.params)

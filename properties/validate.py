@@ -10,19 +10,21 @@ table reached. The first line that no transition explains rejects the log.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from turnbound.properties.scheduler import End, OpRequest, Request
 from turnbound.properties.wire import ProtocolError, message_outcome, parse_request
 from turnbound.reference.errors import DefinitionError, RunError
 from turnbound.reference.jsonfile import parse_json, read_text
+from turnbound.reference.judge import Judge
 from turnbound.reference.limits import MAX_LINE_BYTES, MAX_LOG_BYTES
 from turnbound.reference.machine import Machine
-from turnbound.reference.table import Table, Transition
-from turnbound.reference.trace import Step, Trace
+from turnbound.reference.stepping import End, OpRequest, Request, Turn
+from turnbound.reference.table import Claim, Table, TraceProperty, Transition
+from turnbound.reference.trace import HORIZON, Step, Trace
 from turnbound.reference.types import Value
 
 Message = tuple[int, dict[str, Any]]
@@ -35,12 +37,24 @@ class Rejection:
 
 
 @dataclass(frozen=True)
+class BrokenClaim:
+    run: int
+    """1-based."""
+    name: str
+    kind: str
+    expect: str
+
+
+@dataclass(frozen=True)
 class Validation:
     profile: str
     source: str
     runs: tuple[Trace, ...]
     """Each run the table followed; after a rejection, the last is the part up to it."""
     rejection: Rejection | None
+    broken: tuple[BrokenClaim, ...] = ()
+    """Claims of the table the followed runs break, as the judge finds them (the log is not
+    rejected for them: it did what the table says)."""
 
     @property
     def accepted(self) -> bool:
@@ -77,6 +91,8 @@ def validate(table: Table, path: Path, params: Mapping[str, int] | None = None) 
     """Check every run in the log at `path` against the table."""
     log = _Cursor(read_log(path))
     runs: list[Trace] = []
+    judge = Judge(table)
+    broken: list[BrokenClaim] = []
     try:
         while not log.done:
             n, msg = log.take("a start message")
@@ -84,12 +100,44 @@ def validate(table: Table, path: Path, params: Mapping[str, int] | None = None) 
                 continue
             if msg["type"] != "start":
                 raise _Rejected(n, f"expected a start message, the log has {_describe(msg)}")
-            _Run(table, path, _params(table, path, n, msg, params or {}), log, runs).follow()
+            run = _Run(table, path, _params(table, path, n, msg, params or {}), log, runs, judge)
+            try:
+                run.follow()
+            finally:
+                broken += [
+                    BrokenClaim(
+                        len(runs), c.name, c.kind if isinstance(c, Claim) else "trace property", c.expect
+                    )
+                    for c in run.turn.broken.values()
+                ]
     except _Rejected as exc:
-        return Validation(table.name, str(path), tuple(runs), exc.rejection)
+        return Validation(table.name, str(path), tuple(runs), exc.rejection, tuple(broken))
     if not runs:
         raise DefinitionError(f"{path}: the log holds no run (no start message)")
-    return Validation(table.name, str(path), tuple(runs), None)
+    return Validation(table.name, str(path), tuple(runs), None, tuple(broken))
+
+
+class _JudgedTurn(Turn[None]):
+    """The one run loop, with every claim the turn breaks noted by the judge (first time only)."""
+
+    def __init__(self, machine: Machine, judge: Judge) -> None:
+        super().__init__(machine)
+        self.judge = judge
+        self.monitor = judge.monitors.initial()
+        self.broken: dict[str, Claim | TraceProperty] = {}
+
+    def on_state(self) -> None:
+        for c in self.judge.broken_invariants(self.machine.env(self.state)):
+            self.broken.setdefault(c.name, c)
+
+    def on_call(self, step: Step) -> None:
+        self.monitor = self.judge.monitors.step(self.monitor, step.op, step.args, step.outcome)
+        for p in self.judge.broken_properties(self.monitor):
+            self.broken.setdefault(p.name, p)
+
+    def on_terminal(self) -> None:
+        for c in self.judge.broken_bounds(self.state.location, self.machine.env(self.state)):
+            self.broken.setdefault(c.name, c)
 
 
 class _Cursor:
@@ -136,7 +184,7 @@ def _params(
 
 
 class _Run:
-    """One run of the log, stepped alongside the table."""
+    """One run of the log, stepped alongside the table by the one run loop (`stepping.Turn`)."""
 
     def __init__(
         self,
@@ -145,40 +193,36 @@ class _Run:
         params: dict[str, int],
         log: _Cursor,
         runs: list[Trace],
+        judge: Judge,
     ) -> None:
         self.table = table
         self.path = path
-        self.machine = Machine(table, params)
+        self.turn = _JudgedTurn(Machine(table, params), judge)
         self.log = log
         self.runs = runs
-        self.state = self.machine.initial()
-        self.steps: list[Step] = []
-        self.transitions: list[str] = []
 
     def follow(self) -> None:
         try:
             self._follow()
         except _Rejected:
-            self.runs.append(self._trace())
+            self.runs.append(self.turn.trace())
             raise
 
+    def _step(self, step: Callable[[], object]) -> None:
+        try:
+            step()
+        except RunError as exc:
+            raise _Rejected(self.log.line, f"no transition explains the next step: {exc}") from None
+
     def _follow(self) -> None:
-        m = self.machine
-        while True:
-            t = self._next_call()
-            if t is None:
-                n, msg = self.log.take("the end of the run")
-                self._check_end(n, msg)
-                self.runs.append(self._trace())
-                return
-            expected = self._expected_call(t)
+        turn = self.turn
+        self._step(turn.begin)
+        while turn.pending is not None:
+            t, args = turn.pending
+            expected = self._expected_call(t, args)
             n, msg = self.log.take(expected)
             request = self._request(n, msg)
-            if (
-                not isinstance(request, OpRequest)
-                or request.op != t.op
-                or request.args != m.args(self.state, t)
-            ):
+            if not isinstance(request, OpRequest) or request.op != t.op or request.args != args:
                 raise _Rejected(n, f"expected {expected}, the log has {_describe(msg)}")
             n, reply = self.log.take(f"the host's answer to line {n}")
             if reply["type"] not in ("result", "raise"):
@@ -187,46 +231,31 @@ class _Run:
                 outcome = message_outcome(reply)
             except (ProtocolError, ValueError) as exc:
                 raise DefinitionError(f"{self.path}:{n}: {_first_line(exc)}") from None
-            violation = m.violation(t, outcome)
-            self.state = m.contract_state(self.state) if violation else m.take_outcome(self.state, t, outcome)
-            self.transitions.append(t.id)
-            self.steps.append(
-                Step(
-                    op=request.op,
-                    args=request.args,
-                    outcome=outcome,
-                    counters=m.counters(self.state),
-                    transition=t.id,
-                )
+            self._step(partial(turn.answer, outcome))
+        if turn.terminal == HORIZON:
+            raise _Rejected(
+                self.log.line,
+                f"not decided: limit step_horizon reached ({turn.horizon} host calls without a terminal); "
+                "the table says no more about this run",
             )
+        n, msg = self.log.take("the end of the run")
+        self._check_end(n, msg)
+        self.runs.append(turn.trace())
 
-    def _next_call(self) -> Transition | None:
-        """Take internal transitions; the next transition that calls the host, or None at a terminal."""
-        m = self.machine
-        while not m.is_terminal(self.state):
-            try:
-                t = m.select(self.state)
-            except RunError as exc:
-                raise _Rejected(self.log.line, f"no transition explains the next step: {exc}") from None
-            if t.op is not None:
-                return t
-            self.state = m.take_internal(self.state, t)
-            self.transitions.append(t.id)
-        return None
-
-    def _expected_call(self, t: Transition) -> str:
-        m = self.machine
-        return (
-            f"{t.op}({_kv(m.args(self.state, t))}) (transition {t.id}, after {_kv(m.counters(self.state))})"
-        )
+    def _expected_call(self, t: Transition, args: dict[str, Value]) -> str:
+        counters = _kv(self.turn.machine.counters(self.turn.state))
+        return f"{t.op}({_kv(args)}) (transition {t.id}, after {counters})"
 
     def _check_end(self, n: int, msg: dict[str, Any]) -> None:
-        m, state = self.machine, self.state
-        ends = f"{state.location} ({_kv(m.counters(state))})"
+        turn = self.turn
+        counters = turn.machine.counters(turn.state)
+        ends = f"{turn.state.location} ({_kv(counters)})"
+        if turn.violation is not None:
+            ends += f" (contract violation: {turn.violation})"
         end = self._request(n, msg)
         if not isinstance(end, End):
             raise _Rejected(n, f"the table ends the run at {ends}, the log has {_describe(msg)}")
-        if end.terminal != state.location or end.counters != m.counters(state):
+        if end.terminal != turn.state.location or end.counters != counters:
             raise _Rejected(
                 n, f"the table ends the run at {ends}, the log ends at {end.terminal} ({_kv(end.counters)})"
             )
@@ -241,18 +270,6 @@ class _Run:
             return parse_request(msg, self.table)
         except ProtocolError as exc:
             raise DefinitionError(f"{self.path}:{n}: {exc}") from None
-
-    def _trace(self) -> Trace:
-        m, state = self.machine, self.state
-        return Trace(
-            profile=self.table.name,
-            params=dict(m.params),
-            steps=self.steps,
-            terminal=state.location,
-            counters=m.counters(state),
-            variables=m.variables(state),
-            path=self.transitions,
-        )
 
 
 def _describe(msg: dict[str, Any]) -> str:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import z3
-from turnbound.properties.encoding import VIOLATED, Encoding, Frame, Run
+from turnbound.properties.encoding import Encoding, Frame, Run
 from turnbound.properties.explicit import StateCheck, configurations, search_state
 from turnbound.properties.goals import Goal
 from turnbound.properties.z3fast import Undecided, check, disj, limit
@@ -28,14 +28,20 @@ from turnbound.reference.expr_z3 import value
 from turnbound.reference.host import Script, ScriptHost
 from turnbound.reference.interpreter import run
 from turnbound.reference.machine import Machine, State
-from turnbound.reference.monitors import MonitorState, check_trace
+from turnbound.reference.monitors import VIOLATED, MonitorState, check_trace
 from turnbound.reference.outcomes import Outcome
-from turnbound.reference.trace import Trace
+from turnbound.reference.stepping import retrace, step_limit
+from turnbound.reference.trace import HORIZON, Trace
 from turnbound.reference.types import Value
 
 
 class WitnessDoesNotReplay(RuntimeError):
     """The encoding found a run the interpreter does not reproduce: a bug in one of them."""
+
+
+class BeyondHorizon(Undecided):
+    """The run found needs more host calls than the table's step horizon lets a turn make:
+    the interpreter cuts it off, so the claim is not decided by it."""
 
 
 @dataclass(frozen=True)
@@ -211,6 +217,12 @@ def replay(enc: Encoding, found: Run) -> tuple[Trace, list[State], Machine]:
         trace = run(table, host, found.params)
     except TurnboundError as exc:
         raise WitnessDoesNotReplay(f"{table.name}: witness {_path(found)} does not replay: {exc}") from exc
+    if trace.terminal == HORIZON:
+        calls = sum(len(q) for q in script.values())
+        raise BeyondHorizon(
+            f"limit step_horizon reached: the run found makes {calls} host calls, a turn of "
+            f"{table.name} is cut off after {step_limit(table)}"
+        )
     want_path = [e.transition.id for e in found.edges]
     last = found.states[-1]
     problems = []
@@ -236,20 +248,8 @@ def _path(found: Run) -> str:
 
 
 def _states(machine: Machine, trace: Trace) -> list[State]:
-    """Every state the traced run passed through, recomputed with the machine's own steps."""
-    state = machine.initial()
-    states = [state]
-    steps = iter(trace.steps)
-    for tid in trace.path:
-        t = machine.select(state)
-        assert t.id == tid
-        state = (
-            machine.take_internal(state, t)
-            if t.op is None
-            else machine.take_outcome(state, t, next(steps).outcome)
-        )
-        states.append(state)
-    return states
+    """Every state the traced run passed through, taken again by the one run loop."""
+    return [state for _, state in retrace(machine, trace).visited]
 
 
 def replay_violation(enc: Encoding, goal: Goal, found: Run) -> Witness:

@@ -44,13 +44,45 @@ class RunError(TurnboundError):
 
 
 class Livelock(RunError):
-    """Internal transitions keep firing without a host call: the table loops on its own."""
+    """Internal transitions keep firing without a host call: the table loops on its own.
 
-    def __init__(self, location: str, count: int, recent: list[str]) -> None:
+    Found as soon as a state repeats between two host calls, or after a fixed number of
+    internal transitions in a row when every state differs (a counter grows on its own).
+    """
+
+    def __init__(self, location: str, count: int, recent: list[str], repeats: bool = False) -> None:
         self.location = location
+        self.recent = recent
+        if repeats:
+            message = (
+                f"internal transitions loop at location {location!r} without a host call "
+                f"({' -> '.join(recent)})"
+            )
+        else:
+            message = (
+                f"{count} internal transitions in a row without a host call (now at {location!r}; "
+                f"last: {', '.join(recent)}): the table loops without asking the host"
+            )
+        super().__init__(message)
+
+
+class LimitReached(RunError):
+    """A run or a search stopped at one of turnbound's named size limits: nothing is decided."""
+
+    def __init__(self, limit: str, message: str) -> None:
+        self.limit = limit
+        super().__init__(f"{message} (limit {limit} reached)")
+
+
+class ValueTooLarge(LimitReached):
+    """An update made an integer larger than any table needs: the value grows without a bound."""
+
+    def __init__(self, variable: str, transition: str, digits: int, bound: str) -> None:
+        self.variable = variable
+        self.transition = transition
         super().__init__(
-            f"{count} internal transitions in a row without a host call (now at {location!r}; "
-            f"last: {', '.join(recent)}): the table loops without asking the host"
+            "INT_LIMIT",
+            f"transition {transition} makes {variable} an integer of {digits} digits, beyond {bound}",
         )
 
 

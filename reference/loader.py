@@ -30,6 +30,7 @@ from turnbound.reference.limits import (
     PROFILE_NAME,
 )
 from turnbound.reference.model import ClaimDoc, StepPatternDoc, TableDoc, ValueSpecDoc
+from turnbound.reference.readable import Entering, readable_facts
 from turnbound.reference.table import (
     ANY_OP,
     BUILTIN_TERMINALS,
@@ -491,31 +492,21 @@ class _Loader:
     def available_facts(
         self, operations: Mapping[str, Operation], failures: Mapping[str, Failure]
     ) -> dict[str, dict[str, Symbol]]:
-        """Facts readable at each location: those every entering edge provides.
-
-        A fact lives from the host call that returned it to the transitions leaving
-        the location that call leads to; an internal transition carries none.
-        """
-        incoming: dict[str, list[dict[str, Symbol]]] = {self.doc.profile.initial: [{}]}
+        """Facts readable at each location (`turnbound.reference.readable`: one rule for every engine)."""
+        entering: list[Entering] = []
         for t in self.doc.transitions:
             if t.op is None:
-                incoming.setdefault(t.to, []).append({})
+                entering.append((t.to, ()))
                 continue
             op = operations[t.op]
-            incoming.setdefault(t.to, []).append(
-                {f.name: Symbol(f.name, "fact", f.domain.type) for f in op.facts}
-            )
+            entering.append((t.to, op.facts))
             for err, target in self.raise_target(op.raises, t.on_raise, failures).items():
-                incoming.setdefault(target, []).append(
-                    {f.name: Symbol(f.name, "fact", f.domain.type) for f in failures[err].fields}
-                )
-        out: dict[str, dict[str, Symbol]] = {}
-        for loc, sets in incoming.items():
-            common = dict(sets[0])
-            for s in sets[1:]:
-                common = {k: v for k, v in common.items() if s.get(k) == v}
-            out[loc] = common
-        return out
+                entering.append((target, failures[err].fields))
+        readable = readable_facts(self.doc.profile.initial, entering)
+        return {
+            loc: {name: Symbol(name, "fact", specs[0].domain.type) for name, specs in facts.items()}
+            for loc, facts in readable.items()
+        }
 
     def build_transition(
         self,

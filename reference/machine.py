@@ -11,11 +11,17 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from itertools import product
 
-from turnbound.reference.errors import DefinitionError, Nondeterminism, StuckState
+from turnbound.reference.errors import DefinitionError, Nondeterminism, StuckState, ValueTooLarge
 from turnbound.reference.expr_compile import Compiled, compile_expr
 from turnbound.reference.outcomes import Outcome, complete, contract_violation
 from turnbound.reference.table import CONTRACT_VIOLATION, Operation, Table, Transition
 from turnbound.reference.types import Value
+
+INT_LIMIT = 2**63
+"""No variable ever holds an integer beyond +-INT_LIMIT: an update that leaves it grows
+without a bound (a square each step reaches a million digits in twenty steps), so the
+step stops with `ValueTooLarge` instead of printing it or running out of memory."""
+_INT_LIMIT_TEXT = "+-2**63"
 
 
 @dataclass(frozen=True)
@@ -136,7 +142,11 @@ class Machine:
             return state.values
         values = list(state.values)
         for i, fn in c.updates:  # simultaneous: every right side reads the pre-state
-            values[i] = fn(env)
+            v = fn(env)
+            if type(v) is int and not -INT_LIMIT <= v <= INT_LIMIT:
+                digits = len(str(abs(v))) if v.bit_length() < 10_000 else int(v.bit_length() * 0.30103) + 1
+                raise ValueTooLarge(self.var_names[i], c.t.id, digits, _INT_LIMIT_TEXT)
+            values[i] = v
         return tuple(values)
 
     def take_internal(self, state: State, t: Transition) -> State:

@@ -17,7 +17,8 @@ from turnbound.reference.types import Value
 
 MonitorState = tuple[int, ...]
 
-_IDLE, _ARMED, _VIOLATED = 0, 1, 2
+IDLE, ARMED, VIOLATED = 0, 1, 2
+"""A `never_after` monitor's states (the z3 encoding's ghost monitors use the same numbers)."""
 
 
 class Monitors:
@@ -53,28 +54,31 @@ class Monitors:
                 out.append(min(s + 1, p.limit + 1) if op == p.op else s)
                 continue
             assert p.after is not None
-            if s == _VIOLATED:
+            if s == VIOLATED:
                 out.append(s)
                 continue
             forbidden = p.forbid == ANY_OP or p.forbid == op
-            if s == _ARMED and forbidden:
-                out.append(_VIOLATED)
+            if s == ARMED and forbidden:
+                out.append(VIOLATED)
                 continue
             armed = self._matches(i, p.after, op, args, outcome)
-            out.append(_ARMED if armed or (s == _ARMED and p.within == "rest") else _IDLE)
+            out.append(ARMED if armed or (s == ARMED and p.within == "rest") else IDLE)
         return tuple(out)
 
     def violated(self, state: MonitorState) -> list[TraceProperty]:
         bad = []
         for p, s in zip(self.properties, state, strict=True):
-            if (p.kind == "at_most" and s > p.limit) or (p.kind == "never_after" and s == _VIOLATED):
+            if (p.kind == "at_most" and s > p.limit) or (p.kind == "never_after" and s == VIOLATED):
                 bad.append(p)
         return bad
 
 
 def check_trace(table: Table, trace: Trace) -> list[TraceProperty]:
     """The trace properties a finished trace breaks (steps rejected by the contract are skipped)."""
-    monitors = Monitors(table)
+    return replay_monitors(Monitors(table), trace)
+
+
+def replay_monitors(monitors: Monitors, trace: Trace) -> list[TraceProperty]:
     state = monitors.initial()
     for i, step in enumerate(trace.steps):
         if trace.violation is not None and i == len(trace.steps) - 1:

@@ -82,3 +82,21 @@ def complete(specs: tuple[ValueSpec, ...], given: Mapping[str, Any]) -> dict[str
         assert value is not None
         out[spec.name] = value
     return out
+
+
+def outcome_text(outcome: Outcome) -> str:
+    """An outcome in one line, the same in every report: `ok` for no facts, true booleans by
+    name, other values as name=value, false booleans only when every fact is false;
+    a failure as `raise error (field=value, ...)`."""
+    if outcome.raise_ is not None:
+        fields = ", ".join(f"{k}={_value_text(v)}" for k, v in outcome.fields.items())
+        return f"raise {outcome.raise_}" + (f" ({fields})" if fields else "")
+    facts = outcome.facts or {}
+    if not facts:
+        return "ok"
+    parts = [k if v is True else f"{k}={_value_text(v)}" for k, v in facts.items() if v is not False]
+    return ", ".join(parts or [f"{k}=false" for k in facts])
+
+
+def _value_text(value: object) -> str:
+    return ("true" if value else "false") if isinstance(value, bool) else str(value)

@@ -27,6 +27,7 @@ import z3
 from turnbound.reference.errors import TableError
 from turnbound.reference.expr import Expr, refs, render
 from turnbound.reference.expr_z3 import const, decode, domain_constraint, to_z3, type_constraint
+from turnbound.reference.readable import readable_facts, table_entering
 from turnbound.reference.table import Table, Transition, ValueSpec
 from turnbound.reference.types import INT, IntType, Value
 
@@ -37,30 +38,8 @@ FactSpecs = Mapping[str, tuple[ValueSpec, ...]]
 
 
 def available_facts(table: Table) -> dict[str, dict[str, tuple[ValueSpec, ...]]]:
-    """The facts readable at each place: those every entering edge provides (as the loader rules).
-
-    A host call's facts (or a raised failure's fields) live at the place the call leads
-    to; an internal transition and the initial state carry none.
-    """
-    incoming: dict[str, list[dict[str, ValueSpec]]] = {table.initial: [{}]}
-    for t in table.transitions:
-        if t.op is None:
-            incoming.setdefault(t.target, []).append({})
-            continue
-        incoming.setdefault(t.target, []).append({f.name: f for f in table.operations[t.op].facts})
-        for err, target in t.on_raise.items():
-            incoming.setdefault(target, []).append({f.name: f for f in table.failures[err].fields})
-    out: dict[str, dict[str, tuple[ValueSpec, ...]]] = {}
-    for place, edges in incoming.items():
-        common: dict[str, tuple[ValueSpec, ...]] = {name: (spec,) for name, spec in edges[0].items()}
-        for edge in edges[1:]:
-            common = {
-                name: (*specs, edge[name])
-                for name, specs in common.items()
-                if name in edge and edge[name].domain.type == specs[0].domain.type
-            }
-        out[place] = common
-    return out
+    """The facts readable at each place (`turnbound.reference.readable`, the loader's rule)."""
+    return readable_facts(table.initial, table_entering(table))
 
 
 def in_some_domain(term: z3.ExprRef, specs: tuple[ValueSpec, ...]) -> z3.BoolRef:

@@ -365,11 +365,20 @@ def test_default_sweep_takes_every_transition(default_sweep_json: tuple[int, dic
 
 
 def test_state_limit_makes_the_exploration_incomplete(deeptutor: Table) -> None:
+    """A limit reached is not a verdict: nothing is refuted or held by a search cut short,
+    and no witness is made of the path the search happened to stop on."""
     ex = explore(deeptutor, {}, max_states=50)
     assert not ex.summary.complete and not ex.ok
+    assert ex.summary.limit == "max_states=50"
+    assert ex.summary.to_json()["limit"] == "max_states=50"
     assert ex.summary.claim(TERMINATES).verdict == "unknown"
-    v = ex.summary.violation(TERMINATES)
-    assert v is not None and v.replay_problem is None
+    assert ex.summary.violation(TERMINATES) is None
+    assert {c.verdict for c in ex.summary.claims} == {"unknown"}
+
+
+def test_max_states_must_be_positive(deeptutor: Table) -> None:
+    with pytest.raises(ValueError, match="max_states must be at least 1, got 0"):
+        explore(deeptutor, {}, max_states=0)
 
 
 def _exploration_json(ex: Exploration) -> str:

@@ -253,3 +253,25 @@ def test_internal_livelock_is_an_error_not_a_hang() -> None:
     table = load_table_text(SPIN)
     with pytest.raises(Livelock, match="internal transitions in a row without a host call"):
         run(table, script())
+
+
+def test_one_rendering_of_an_outcome_in_every_report() -> None:
+    from turnbound.properties.cmd_run import fmt_outcome
+    from turnbound.properties.conform import fmt_call
+    from turnbound.properties.explorer import describe_outcome
+    from turnbound.reference.outcomes import outcome_text
+    from turnbound.reference.trace import Step
+
+    cases = [
+        (Outcome.of_raise("host_failure", partial=True), "raise host_failure (partial=true)"),
+        (Outcome.of_raise("abort"), "raise abort"),
+        (Outcome(facts={}), "ok"),
+        (Outcome(facts={"available": False}), "available=false"),
+        (Outcome(facts={"a": False, "b": False}), "a=false, b=false"),
+        (Outcome(facts={"hasTools": True, "hasText": False, "extraRounds": 1}), "hasTools, extraRounds=1"),
+    ]
+    for outcome, text in cases:
+        step = Step(op="op", args={}, outcome=outcome, counters={}, transition="t")
+        assert outcome_text(outcome) == text
+        assert describe_outcome(outcome) == fmt_outcome(step) == text
+        assert fmt_call("op", {}, outcome) == f"op() -> {text}"

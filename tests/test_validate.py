@@ -11,6 +11,8 @@ from turnbound.properties.conform_cases import bundled_cases
 from turnbound.properties.validate import validate
 from turnbound.properties.wire import trace_messages
 from turnbound.reference.errors import DefinitionError
+from turnbound.reference.host import Script, ScriptHost
+from turnbound.reference.interpreter import run
 from turnbound.reference.table import Table
 
 
@@ -88,6 +90,11 @@ def test_a_contract_violation_must_end_the_run(deeptutor: Table, tmp_path: Path)
     log.write_text("\n".join(json.dumps(m) for m in msgs) + "\n")
     rejection = validate(deeptutor, log).rejection
     assert rejection is not None and rejection.line == 4
+    # the cause is named as `run` names it (one wording of a contract violation everywhere)
+    script = Script.model_validate({"call_round": [{"facts": {"hasTools": False}}]})
+    cause = run(deeptutor, ScriptHost(script)).violation
+    assert cause is not None and "hasText" in cause
+    assert f"(contract violation: {cause})" in rejection.message
 
 
 def test_params_missing_from_the_log_come_from_the_command_line(deeptutor: Table, tmp_path: Path) -> None:
@@ -125,10 +132,9 @@ def test_the_command(deeptutor: Table, tmp_path: Path, capsys: pytest.CaptureFix
     log = _log(deeptutor, tmp_path)
     assert main(["validate", "deeptutor-scheduler", str(log)]) == 0
     n = sum(len(c.expected.steps) for c in bundled_cases(deeptutor))
-    assert (
-        capsys.readouterr().out.strip()
-        == f"accepted: {len(bundled_cases(deeptutor))} runs, {n} host operations ({log})"
-    )
+    first, *judged = capsys.readouterr().out.strip().splitlines()
+    assert first == f"accepted: {len(bundled_cases(deeptutor))} runs, {n} host operations ({log})"
+    assert judged and all(line.startswith("run ") and line.endswith("(as expected)") for line in judged)
     bad = _log(deeptutor, tmp_path, {12: {"type": "op", "op": "finish", "args": {}}})
     assert main(["validate", "deeptutor-scheduler", str(bad), "--json"]) == 1
     data = json.loads(capsys.readouterr().out)
@@ -136,3 +142,16 @@ def test_the_command(deeptutor: Table, tmp_path: Path, capsys: pytest.CaptureFix
     (tmp_path / "broken.jsonl").write_text("{\n")
     assert main(["validate", "deeptutor-scheduler", str(tmp_path / "broken.jsonl")]) == 2
     assert capsys.readouterr().err.startswith("turnbound: error: ")
+
+
+def test_the_judge_names_the_claims_a_followed_run_breaks(deeptutor: Table, tmp_path: Path) -> None:
+    """ordinary_cap ends with rounds = 3 > explorationBudget + settlementBudget: the naive bound
+    the table expects to be violated; the log is accepted all the same (it did what the table says)."""
+    case = next(c for c in bundled_cases(deeptutor) if c.id == "ordinary_cap")
+    log = tmp_path / "cap.jsonl"
+    log.write_text("\n".join(json.dumps(m) for m in trace_messages(case.expected)) + "\n")
+    result = validate(deeptutor, log)
+    assert result.accepted
+    assert [(b.run, b.name, b.kind, b.expect) for b in result.broken] == [
+        (1, "naive_rounds_bound", "bound", "violated")
+    ]
