@@ -12,6 +12,7 @@ from turnbound.properties import (
     cmd_export,  # noqa: F401  (registers commands)
     cmd_fuzz,  # noqa: F401  (registers commands)
     cmd_graph,  # noqa: F401  (registers commands)
+    cmd_knobs,  # noqa: F401  (registers commands)
     cmd_mutate,  # noqa: F401  (registers commands)
     cmd_prove,  # noqa: F401  (registers commands)
     cmd_run,  # noqa: F401  (registers commands)

@@ -210,6 +210,8 @@ class Summary:
     seconds: float = field(default=0.0, compare=False)
     limit: str | None = None
     """The limit that stopped the search, by name (`max_states=500000`, `INT_LIMIT`)."""
+    terminal_max: dict[str, dict[str, int]] = field(default_factory=dict, compare=False)
+    """Per terminal, each counter's largest value there: which exits the longest runs take."""
 
     @property
     def ok(self) -> bool:
@@ -847,6 +849,7 @@ class _Checker:
         self.first: dict[str, int] = {}
         self.bound_nodes: dict[str, list[int]] = {b.claim.name: [] for b in self.bounds}
         self.terminals: dict[str, int] = {}
+        self.terminal_max: dict[str, dict[str, int]] = {}
         self.max: dict[str, int] = {}
         self.lhs_max: dict[str, int] = {}
         self.tight: dict[str, bool] = {b.claim.name: False for b in self.bounds}
@@ -886,10 +889,13 @@ class _Checker:
     ) -> tuple[str, ...]:
         """Count the terminal, raise the counters' maxima, and return the bounds it breaks."""
         self.terminals[state.location] = self.terminals.get(state.location, 0) + 1
+        at = self.terminal_max.setdefault(state.location, {})
         for name, k in counters:
             v = int(state.values[k])
             if name not in self.max or v > self.max[name]:
                 self.max[name] = v
+            if name not in at or v > at[name]:
+                at[name] = v
         broken = []
         for b in self.bounds:
             name = b.claim.name
@@ -941,6 +947,7 @@ class _Checker:
             complete=search.complete,
             seconds=seconds,
             limit=search.limit,
+            terminal_max={t: dict(self.terminal_max[t]) for t in table.terminals if t in self.terminal_max},
         )
 
     def _undecided(self) -> Verdict:
