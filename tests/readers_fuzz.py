@@ -324,9 +324,9 @@ def read_log(data: st.DataObject, directory: Path) -> object:
         if how == "text":
             lines[i] = mutate_text(data, lines[i])
         elif how == "doc":
-            try:
+            try:  # an earlier mutation of this line may have made it unparsable, or nested too deeply
                 original = json.loads(lines[i])
-            except ValueError:
+            except (ValueError, RecursionError):
                 continue
             lines[i] = json.dumps(mutate_document(data, original), allow_nan=True)
         elif how == "drop":
