@@ -19,6 +19,7 @@ from turnbound.reference.expr import Expr
 from turnbound.reference.expr_parse import Scope, Symbol, parse_expr
 from turnbound.reference.ghosts import check_ghosts
 from turnbound.reference.inherit import resolve
+from turnbound.reference.jsonfile import read_text
 from turnbound.reference.limits import (
     MAX_FACT_VALUES,
     MAX_OUTCOMES,
@@ -66,17 +67,7 @@ def pydantic_message(source: str, exc: ValidationError) -> str:
 
 def read_table_text(path: Path) -> str:
     """A table file's text: bounded in size, and strictly UTF-8 (a bad byte is named, not replaced)."""
-    try:
-        with path.open("rb") as f:
-            raw = f.read(MAX_TABLE_BYTES + 1)
-    except OSError as exc:
-        raise DefinitionError(f"{path}: cannot read table: {exc.strerror}") from None
-    if len(raw) > MAX_TABLE_BYTES:
-        raise DefinitionError(f"{path}: the table is larger than {MAX_TABLE_BYTES} bytes")
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise DefinitionError(f"{path}: not valid UTF-8 at byte {exc.start}") from None
+    return read_text(path, "table", MAX_TABLE_BYTES)
 
 
 def load_table(path: str | Path) -> Table:
