@@ -7,6 +7,7 @@ import re
 
 import pytest
 from turnbound.properties.adapters import deeptutor_agentloop as adapter
+from turnbound.properties.adapters import pinned
 from turnbound.properties.explorer import Exploration, explore
 from turnbound.reference.cases import check_case
 from turnbound.reference.errors import DefinitionError
@@ -130,7 +131,7 @@ def test_the_explorer_witness_replays_on_the_interpreter(
 
 def test_a_missing_deeptutor_is_one_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(adapter, "_loaded", None)
-    monkeypatch.setattr(adapter, "installed_version", lambda: None)
+    monkeypatch.setattr(pinned, "installed_version", lambda d: None)
     with pytest.raises(
         DefinitionError, match=r"deeptutor is not installed; install it with: pip install --no-deps"
     ):
@@ -139,7 +140,7 @@ def test_a_missing_deeptutor_is_one_clear_error(monkeypatch: pytest.MonkeyPatch)
 
 def test_another_deeptutor_version_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(adapter, "_loaded", None)
-    monkeypatch.setattr(adapter, "installed_version", lambda: "1.7.0")
+    monkeypatch.setattr(pinned, "installed_version", lambda d: "1.7.0")
     with pytest.raises(
         DefinitionError,
         match=r"deeptutor 1\.7\.0 is installed, but this adapter and its table model 1\.6\.15",

@@ -31,10 +31,10 @@ import threading
 from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from importlib import metadata
 from types import ModuleType, SimpleNamespace
 from typing import Any
 
+from turnbound.properties.adapters import pinned
 from turnbound.properties.scheduler import ThreadedScheduler
 from turnbound.reference.errors import DefinitionError
 from turnbound.reference.host import Host
@@ -105,10 +105,7 @@ _load_lock = threading.Lock()
 
 
 def installed_version() -> str | None:
-    try:
-        return metadata.version("deeptutor")
-    except metadata.PackageNotFoundError:
-        return None
+    return pinned.installed_version("deeptutor")
 
 
 def load_deeptutor() -> _Deeptutor:
@@ -117,14 +114,7 @@ def load_deeptutor() -> _Deeptutor:
     with _load_lock:
         if _loaded is not None:
             return _loaded
-        version = installed_version()
-        if version is None:
-            raise DefinitionError(f"{PROFILE}: deeptutor is not installed; install it with: {INSTALL_HINT}")
-        if version != VERSION:
-            raise DefinitionError(
-                f"{PROFILE}: deeptutor {version} is installed, but this adapter and its table model "
-                f"{VERSION}; install it with: {INSTALL_HINT}"
-            )
+        pinned.require_pinned(PROFILE, {"deeptutor": VERSION}, INSTALL_HINT)
         try:
             agent_loop = importlib.import_module("deeptutor.agents.loop.agent_loop")
             bus = importlib.import_module("deeptutor.runtime.stream_bus")

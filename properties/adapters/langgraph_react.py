@@ -29,11 +29,10 @@ import threading
 import warnings
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from importlib import metadata
 from typing import Any
 
+from turnbound.properties.adapters import pinned
 from turnbound.properties.scheduler import ThreadedScheduler
-from turnbound.reference.errors import DefinitionError
 from turnbound.reference.host import Host
 from turnbound.reference.outcomes import Outcome, complete, contract_violation
 from turnbound.reference.profiles import load_profile
@@ -83,13 +82,7 @@ _load_lock = threading.Lock()
 
 
 def installed_versions() -> dict[str, str | None]:
-    found: dict[str, str | None] = {}
-    for dist in VERSIONS:
-        try:
-            found[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            found[dist] = None
-    return found
+    return {dist: pinned.installed_version(dist) for dist in VERSIONS}
 
 
 def load_langgraph() -> _Langgraph:
@@ -98,14 +91,7 @@ def load_langgraph() -> _Langgraph:
     with _load_lock:
         if _loaded is not None:
             return _loaded
-        for dist, version in installed_versions().items():
-            if version is None:
-                raise DefinitionError(f"{PROFILE}: {dist} is not installed; install it with: {INSTALL_HINT}")
-            if version != VERSIONS[dist]:
-                raise DefinitionError(
-                    f"{PROFILE}: {dist} {version} is installed, but this adapter and its table model "
-                    f"{VERSIONS[dist]}; install it with: {INSTALL_HINT}"
-                )
+        pinned.require_pinned(PROFILE, dict(VERSIONS), INSTALL_HINT)
         agents = importlib.import_module("langchain.agents")
         prebuilt = importlib.import_module("langgraph.prebuilt")
         errors = importlib.import_module("langgraph.errors")

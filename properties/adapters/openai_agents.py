@@ -28,10 +28,10 @@ import json
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
-from importlib import metadata
 from types import ModuleType
 from typing import Any
 
+from turnbound.properties.adapters import pinned
 from turnbound.properties.scheduler import ThreadedScheduler
 from turnbound.reference.errors import DefinitionError
 from turnbound.reference.host import Host
@@ -92,10 +92,7 @@ _load_lock = threading.Lock()
 
 
 def installed_version() -> str | None:
-    try:
-        return metadata.version(DISTRIBUTION)
-    except metadata.PackageNotFoundError:
-        return None
+    return pinned.installed_version(DISTRIBUTION)
 
 
 def load_sdk() -> _Sdk:
@@ -104,16 +101,7 @@ def load_sdk() -> _Sdk:
     with _load_lock:
         if _loaded is not None:
             return _loaded
-        version = installed_version()
-        if version is None:
-            raise DefinitionError(
-                f"{PROFILE}: openai-agents is not installed; install it with: {INSTALL_HINT}"
-            )
-        if version != VERSION:
-            raise DefinitionError(
-                f"{PROFILE}: openai-agents {version} is installed, but this adapter and its table model "
-                f"{VERSION}; install it with: {INSTALL_HINT}"
-            )
+        pinned.require_pinned(PROFILE, {DISTRIBUTION: VERSION}, INSTALL_HINT)
         try:
             agents = importlib.import_module("agents")
             testing = importlib.import_module("agents.testing")

@@ -28,10 +28,10 @@ import importlib
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
-from importlib import metadata
 from types import ModuleType
 from typing import Any
 
+from turnbound.properties.adapters import pinned
 from turnbound.properties.scheduler import ThreadedScheduler
 from turnbound.reference.errors import DefinitionError
 from turnbound.reference.host import Host
@@ -94,10 +94,7 @@ _load_lock = threading.Lock()
 
 
 def installed_version() -> str | None:
-    try:
-        return metadata.version(DISTRIBUTION)
-    except metadata.PackageNotFoundError:
-        return None
+    return pinned.installed_version(DISTRIBUTION)
 
 
 def load_pydantic_ai() -> _PydanticAI:
@@ -106,16 +103,7 @@ def load_pydantic_ai() -> _PydanticAI:
     with _load_lock:
         if _loaded is not None:
             return _loaded
-        version = installed_version()
-        if version is None:
-            raise DefinitionError(
-                f"{PROFILE}: {DISTRIBUTION} is not installed; install it with: {INSTALL_HINT}"
-            )
-        if version != VERSION:
-            raise DefinitionError(
-                f"{PROFILE}: {DISTRIBUTION} {version} is installed, but this adapter and its table model "
-                f"{VERSION}; install it with: {INSTALL_HINT}"
-            )
+        pinned.require_pinned(PROFILE, {DISTRIBUTION: VERSION}, INSTALL_HINT)
         try:
             root = importlib.import_module("pydantic_ai")
             function = importlib.import_module("pydantic_ai.models.function")

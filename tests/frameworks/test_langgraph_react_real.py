@@ -22,25 +22,12 @@ from turnbound.properties.conform_cases import bundled_cases, make_case, run_cas
 from turnbound.properties.scheduler import ThreadedScheduler, drive, first_divergence
 from turnbound.reference.host import ScriptHost, parse_script
 from turnbound.reference.interpreter import run
-from turnbound.reference.profiles import load_profile
 from turnbound.reference.table import Table
 from turnbound.reference.trace import HORIZON
 
 PROFILE = "langgraph-react"
 NO_LIMIT = "no limit"
 LIMITS: tuple[int | str, ...] = (0, 1, 2, 3, 4, 5, NO_LIMIT)
-
-
-@pytest.fixture(scope="module")
-def table() -> Table:
-    return load_profile(PROFILE)
-
-
-@pytest.fixture(scope="module")
-def real(table: Table) -> Iterator[ThreadedScheduler]:
-    scheduler = adapter.scheduler(table)
-    yield scheduler
-    scheduler.close()
 
 
 def test_the_pinned_versions_are_installed() -> None:

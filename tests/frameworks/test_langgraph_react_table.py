@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from turnbound.properties.adapters import pinned
 from turnbound.properties.explorer import explore
 from turnbound.properties.prover import Prover
 from turnbound.reference.cases import check_case
@@ -106,9 +107,9 @@ def test_a_missing_framework_is_one_clear_line(monkeypatch: pytest.MonkeyPatch) 
     from turnbound.reference.errors import DefinitionError
 
     monkeypatch.setattr(adapter, "_loaded", None)
-    monkeypatch.setattr(adapter, "installed_versions", lambda: {**adapter.VERSIONS, "langgraph": None})
+    monkeypatch.setattr(pinned, "installed_version", lambda d: {**adapter.VERSIONS, "langgraph": None}[d])
     with pytest.raises(DefinitionError, match=r"langgraph is not installed; install it with: pip install"):
         adapter.load_langgraph()
-    monkeypatch.setattr(adapter, "installed_versions", lambda: {**adapter.VERSIONS, "langgraph": "0.6.0"})
+    monkeypatch.setattr(pinned, "installed_version", lambda d: {**adapter.VERSIONS, "langgraph": "0.6.0"}[d])
     with pytest.raises(DefinitionError, match=r"langgraph 0.6.0 is installed, but .* model 1.2.24"):
         adapter.load_langgraph()

@@ -6,7 +6,6 @@ session `conform-openai-agents` does it in an environment of its own).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,7 +20,7 @@ from turnbound.properties.vectors import bundled_vector_cases
 from turnbound.reference.host import Script, ScriptHost
 from turnbound.reference.interpreter import run
 from turnbound.reference.outcomes import Outcome
-from turnbound.reference.profiles import load_profile, profile_cases
+from turnbound.reference.profiles import profile_cases
 from turnbound.reference.table import Table
 
 PROFILE = "openai-agents"
@@ -31,18 +30,6 @@ KNOBS: list[int | None] = [0, 1, 2, 3, 4, 5, None]
 CUT = 24
 """Host calls after which an unbounded run is reported as such."""
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "frameworks" / "openai-agents.md"
-
-
-@pytest.fixture(scope="module")
-def table() -> Table:
-    return load_profile(PROFILE)
-
-
-@pytest.fixture(scope="module")
-def real(table: Table) -> Iterator[ThreadedScheduler]:
-    scheduler = adapter.scheduler(table)
-    yield scheduler
-    scheduler.close()
 
 
 def test_the_installed_version_is_the_pinned_one() -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from turnbound.properties.adapters import openai_agents as adapter
+from turnbound.properties.adapters import pinned
 from turnbound.properties.prover import ProofResult, Prover
 from turnbound.reference.cases import check_case
 from turnbound.reference.errors import DefinitionError
@@ -165,7 +166,7 @@ def test_the_prover_refutes_the_readings_the_profile_corrects() -> None:
 
 def test_a_missing_sdk_is_one_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(adapter, "_loaded", None)
-    monkeypatch.setattr(adapter, "installed_version", lambda: None)
+    monkeypatch.setattr(pinned, "installed_version", lambda d: None)
     with pytest.raises(
         DefinitionError, match=r"openai-agents is not installed; install it with: pip install"
     ):
@@ -174,7 +175,7 @@ def test_a_missing_sdk_is_one_clear_error(monkeypatch: pytest.MonkeyPatch) -> No
 
 def test_another_sdk_version_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(adapter, "_loaded", None)
-    monkeypatch.setattr(adapter, "installed_version", lambda: "0.25.0")
+    monkeypatch.setattr(pinned, "installed_version", lambda d: "0.25.0")
     with pytest.raises(DefinitionError, match=r"openai-agents 0\.25\.0 is installed, but this adapter"):
         adapter.scheduler()
 

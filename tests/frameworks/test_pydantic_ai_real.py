@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterator
 
 import pytest
 
@@ -35,18 +34,6 @@ ANSWER = Outcome(facts={"calls": 0, "hasText": True})
 SUCCESS = Outcome(facts={})
 NO_LIMIT_ROUNDS = 120
 """How long the host keeps an always-calling model going without a request limit before it stops answering."""
-
-
-@pytest.fixture(scope="module")
-def table() -> Table:
-    return load_profile(PROFILE)
-
-
-@pytest.fixture(scope="module")
-def real(table: Table) -> Iterator[ThreadedScheduler]:
-    scheduler = adapter.scheduler(table)
-    yield scheduler
-    scheduler.close()
 
 
 def test_the_installed_version_is_the_one_modelled() -> None:

@@ -7,6 +7,7 @@ import re
 import tomllib
 
 import pytest
+from turnbound.properties.adapters import pinned
 from turnbound.properties.adapters import pydantic_ai as adapter
 from turnbound.properties.explorer import explore
 from turnbound.properties.prover import Prover
@@ -132,7 +133,7 @@ def test_no_request_limit_keeps_asking(table: Table) -> None:
 
 def test_a_missing_framework_is_one_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(adapter, "_loaded", None)
-    monkeypatch.setattr(adapter, "installed_version", lambda: None)
+    monkeypatch.setattr(pinned, "installed_version", lambda d: None)
     with pytest.raises(
         DefinitionError, match=r"pydantic-ai-slim is not installed; install it with: pip install"
     ):
@@ -141,7 +142,7 @@ def test_a_missing_framework_is_one_clear_error(monkeypatch: pytest.MonkeyPatch)
 
 def test_another_version_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(adapter, "_loaded", None)
-    monkeypatch.setattr(adapter, "installed_version", lambda: "2.69.0")
+    monkeypatch.setattr(pinned, "installed_version", lambda d: "2.69.0")
     with pytest.raises(
         DefinitionError,
         match=r"pydantic-ai-slim 2\.69\.0 is installed, but this adapter and its table model 2\.68\.0",
