@@ -84,11 +84,16 @@ def expr(node: Expr, args: frozenset[str] = frozenset()) -> str:
     return go(node)
 
 
+def _holding(largest: int) -> str:
+    """The smallest Promela type for 0..largest: a byte wraps past 255."""
+    return "byte" if largest <= 255 else "int"
+
+
 def _ptype(type_: Type) -> str:
     if isinstance(type_, BoolType):
         return "bool"
     if isinstance(type_, EnumType):
-        return "byte"
+        return _holding(len(type_.members) - 1)
     assert isinstance(type_, IntType)
     return "int"
 
@@ -141,14 +146,16 @@ class _Writer:
             self.emit(f"#define L_{place} {i}")
         self.emit()
         initial = self.machine.initial()
-        self.emit(f"byte loc = L_{t.initial};")
+        self.emit(f"{_holding(len(self.places) - 1)} loc = L_{t.initial};")
         for v, value in zip(t.variables, initial.values, strict=True):
             self.emit(f"{_ptype(v.type)} v_{v.name} = {_value(value, v.type)};")
         for name, type_ in self.fact_types.items():
             self.emit(f"{_ptype(type_)} f_{name} = 0;")
-        self.emit("byte facts_held = 0;  /* which facts the last host outcome gave (0: none) */")
-        for i, _ in enumerate(t.trace_properties):
-            self.emit(f"byte tp_{i} = 0;")
+        held = _holding(len(self.fact_sets) - 1)
+        self.emit(f"{held} facts_held = 0;  /* which facts the last host outcome gave (0: none) */")
+        for i, prop in enumerate(t.trace_properties):
+            largest = prop.limit + 1 if prop.kind == "at_most" else _VIOLATED
+            self.emit(f"{_holding(largest)} tp_{i} = 0;")
         self.emit()
 
     def _params_text(self) -> str:

@@ -73,3 +73,14 @@ def test_an_unknown_claim_is_one_line(capsys: pytest.CaptureFixture[str]) -> Non
     assert main(["export", "promela", "tool-call-budget", "--claim", "nope"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("turnbound: error: tool-call-budget: no claim 'nope'") and err.count("\n") == 1
+
+
+def test_counts_past_a_byte_get_an_int(tmp_path: Path) -> None:
+    """A monitor that counts to 300 would wrap in a Promela byte and miss the violation."""
+    text = Path(load_profile("tool-call-budget").source).read_text()
+    many = tmp_path / "many.toml"
+    many.write_text(text.replace('name = "tool-call-budget"', 'name = "many"', 1) + (
+        '\n[[trace_properties]]\nname = "routes_bounded"\nop = "route"\nat_most = 300\n'
+    ))
+    model = export_promela(load_profile(str(many)))
+    assert "int tp_" in model and "assert(tp_" in model
