@@ -29,11 +29,11 @@ import itertools
 
 import networkx as nx
 from IPython.display import SVG, Markdown, display
-from turnbound.properties.explorer import PathStep, describe_outcome, explore, replay
-from turnbound.properties.graph_model import control_flow, highlight, state_graph, state_path_edges
-from turnbound.properties.graph_render import render
-from turnbound.properties.prover import Prover
-from turnbound.properties.sweep import sweep
+from turnbound.properties.explore.explorer import PathStep, describe_outcome, explore, replay
+from turnbound.properties.graph.model import control_flow, highlight, state_graph, state_path_edges
+from turnbound.properties.graph.render import render
+from turnbound.properties.prove.prover import Prover
+from turnbound.properties.explore.sweep import sweep
 from turnbound.reference.cases import check_case
 from turnbound.reference.expr import render as render_expr
 from turnbound.reference.profiles import load_profile, profile_cases

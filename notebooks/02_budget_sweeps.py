@@ -30,10 +30,10 @@ import textwrap
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 from matplotlib.ticker import MaxNLocator
-from turnbound.properties.explorer import explore
-from turnbound.properties.graph_model import exit_shares
-from turnbound.properties.prover import Prover
-from turnbound.properties.sweep import explore_all
+from turnbound.properties.explore.explorer import explore
+from turnbound.properties.graph.model import exit_shares
+from turnbound.properties.prove.prover import Prover
+from turnbound.properties.explore.sweep import explore_all
 from turnbound.reference.expr import Compare, refs, render
 from turnbound.reference.profiles import load_profile, profile_names
 

@@ -25,10 +25,10 @@
 
 # %%
 from IPython.display import SVG, Markdown, display
-from turnbound.properties.explorer import describe_outcome, explore
-from turnbound.properties.graph_model import control_flow, highlight, trace_edges
-from turnbound.properties.graph_render import render
-from turnbound.properties.prover import Prover
+from turnbound.properties.explore.explorer import describe_outcome, explore
+from turnbound.properties.graph.model import control_flow, highlight, trace_edges
+from turnbound.properties.graph.render import render
+from turnbound.properties.prove.prover import Prover
 from turnbound.reference.loader import load_table_text
 from turnbound.reference.profiles import table_path
 

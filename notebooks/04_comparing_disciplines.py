@@ -31,9 +31,9 @@ import textwrap
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 from matplotlib.ticker import MaxNLocator
-from turnbound.properties.explorer import explore
-from turnbound.properties.graph_model import exit_shares
-from turnbound.properties.prover import Prover
+from turnbound.properties.explore.explorer import explore
+from turnbound.properties.graph.model import exit_shares
+from turnbound.properties.prove.prover import Prover
 from turnbound.reference.expr import render
 from turnbound.reference.profiles import load_profile
 

@@ -1,3 +1,3 @@
-from turnbound.properties.cli import run
+from turnbound.properties.cli.main import run
 
 run()

@@ -14,8 +14,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from turnbound.properties.explorer import explore
-from turnbound.properties.prover import Prover
+from turnbound.properties.explore.explorer import explore
+from turnbound.properties.prove.prover import Prover
 from turnbound.reference.errors import DefinitionError
 from turnbound.reference.profiles import load_profile, profile_names
 from turnbound.reference.table import Table

@@ -25,8 +25,8 @@ import pytest
 # The plugin is loaded into every pytest session of a project that installs turnbound, so it
 # imports the engines only when a test asks for them: an unused plugin costs nothing.
 if TYPE_CHECKING:
-    from turnbound.properties.conform import ConformReport
-    from turnbound.properties.conform_cases import ConformCase
+    from turnbound.properties.conformance.cases import ConformCase
+    from turnbound.properties.conformance.runner import ConformReport
     from turnbound.properties.scheduler import Scheduler
     from turnbound.reference.table import Table
 
@@ -48,10 +48,10 @@ class TurnboundCase:
 
     def check(self, scheduler: Scheduler) -> None:
         """Run this case on `scheduler` (then close it); a divergence fails the test."""
-        from turnbound.properties.conform import failure_details
-        from turnbound.properties.conform_cases import run_case
-        from turnbound.properties.conform_fuzz import shrink
-        from turnbound.properties.conform_machine import run_machine
+        from turnbound.properties.conformance.cases import run_case
+        from turnbound.properties.conformance.generated import shrink
+        from turnbound.properties.conformance.machine import run_machine
+        from turnbound.properties.conformance.runner import failure_details
 
         try:
             if self.case is None:
@@ -112,9 +112,9 @@ def turnbound_cases(
     seed: int = 0,
 ) -> list[TurnboundCase]:
     """What a marked test is run on, in order: cases, vectors, generated scripts, the machine."""
-    from turnbound.properties.conform_cases import bundled_cases
-    from turnbound.properties.conform_fuzz import fuzz_cases
-    from turnbound.properties.vectors import bundled_vector_cases
+    from turnbound.properties.conformance.cases import bundled_cases
+    from turnbound.properties.conformance.generated import fuzz_cases
+    from turnbound.properties.conformance.vectors import bundled_vector_cases
     from turnbound.reference.profiles import load_profile
 
     table = load_profile(profile)
@@ -137,10 +137,10 @@ def turnbound_conform() -> Callable[..., ConformReport]:
     def check(
         scheduler: Scheduler, profile: str, *, scripts: int = 0, machine: int = 0, seed: int = 0
     ) -> ConformReport:
-        from turnbound.properties.conform import conform, failure_details
-        from turnbound.properties.conform_cases import bundled_cases
-        from turnbound.properties.conform_fuzz import fuzz_cases
-        from turnbound.properties.vectors import bundled_vector_cases
+        from turnbound.properties.conformance.cases import bundled_cases
+        from turnbound.properties.conformance.generated import fuzz_cases
+        from turnbound.properties.conformance.runner import conform, failure_details
+        from turnbound.properties.conformance.vectors import bundled_vector_cases
         from turnbound.reference.profiles import load_profile
 
         table = load_profile(profile)

@@ -22,11 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from hypothesis import strategies as st
-from turnbound.properties.conform_cases import bundled_cases
-from turnbound.properties.itf import read_itf, to_itf
-from turnbound.properties.validate import validate
-from turnbound.properties.vectors import load_vector, vector_case, vectors_dir
-from turnbound.properties.wire import trace_messages
+from turnbound.properties.conformance.cases import bundled_cases
+from turnbound.properties.conformance.validate import validate
+from turnbound.properties.conformance.vectors import load_vector, vector_case, vectors_dir
+from turnbound.properties.conformance.wire import trace_messages
+from turnbound.properties.export.itf import read_itf, to_itf
 from turnbound.reference.cases import check_case, load_case
 from turnbound.reference.errors import TurnboundError
 from turnbound.reference.expr_parse import Symbol, parse_expr

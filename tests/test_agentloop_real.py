@@ -23,11 +23,11 @@ else:
     pytest.importorskip("deeptutor.agents.loop.agent_loop")
 
 from turnbound.properties.adapters import deeptutor_agentloop as adapter
-from turnbound.properties.cli import main
-from turnbound.properties.conform import run_case
-from turnbound.properties.conform_cases import bundled_cases, make_case
-from turnbound.properties.conform_fuzz import fuzz_cases
-from turnbound.properties.explorer import Exploration, explore
+from turnbound.properties.cli.main import main
+from turnbound.properties.conformance.cases import bundled_cases, make_case
+from turnbound.properties.conformance.generated import fuzz_cases
+from turnbound.properties.conformance.runner import run_case
+from turnbound.properties.explore.explorer import Exploration, explore
 from turnbound.properties.scheduler import OpRequest, ThreadedScheduler, drive, first_divergence
 from turnbound.reference.host import Script, ScriptHost
 from turnbound.reference.interpreter import run

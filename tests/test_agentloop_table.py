@@ -8,7 +8,7 @@ import re
 import pytest
 from turnbound.properties.adapters import deeptutor_agentloop as adapter
 from turnbound.properties.adapters import pinned
-from turnbound.properties.explorer import Exploration, explore
+from turnbound.properties.explore.explorer import Exploration, explore
 from turnbound.reference.cases import check_case
 from turnbound.reference.errors import DefinitionError
 from turnbound.reference.host import Script, ScriptHost
@@ -158,7 +158,7 @@ def test_explorer_tight_bound_at_larger_budgets(table: Table, max_rounds: int) -
 
 @pytest.mark.slow
 def test_prover_settles_the_bounds_for_every_budget(table: Table) -> None:
-    from turnbound.properties.prover import Prover
+    from turnbound.properties.prove.prover import Prover
 
     prover = Prover(table, timeout=300)
     results = {

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from turnbound.properties.check import check_profile
-from turnbound.properties.cli import main
+from turnbound.properties.all_engines import check_profile
+from turnbound.properties.cli.main import main
 from turnbound.reference.loader import load_table_text
 
 

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from turnbound.properties.cli import main
+from turnbound.properties.cli.main import main
 
 CASES = Path(__file__).resolve().parent.parent / "spec" / "cases" / "deeptutor-scheduler"
 

@@ -8,10 +8,10 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
-from turnbound.properties.cli import main
-from turnbound.properties.conform_cases import bundled_cases
-from turnbound.properties.conform_fuzz import fuzz_cases
-from turnbound.properties.vectors import bundled_vector_cases
+from turnbound.properties.cli.main import main
+from turnbound.properties.conformance.cases import bundled_cases
+from turnbound.properties.conformance.generated import fuzz_cases
+from turnbound.properties.conformance.vectors import bundled_vector_cases
 from turnbound.reference.host import Host
 from turnbound.reference.table import Table
 

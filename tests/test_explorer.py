@@ -15,10 +15,10 @@ from typing import Any
 
 import networkx as nx
 import pytest
-from turnbound.properties.cli import main
-from turnbound.properties.explorer import DETERMINISTIC, TERMINATES, Exploration, explore, replay
-from turnbound.properties.graph_export import to_dot, write_dot, write_graphml
-from turnbound.properties.sweep import configurations, default_ranges, explore_all, sweep, tally
+from turnbound.properties.cli.main import main
+from turnbound.properties.explore.explorer import DETERMINISTIC, TERMINATES, Exploration, explore, replay
+from turnbound.properties.explore.sweep import configurations, default_ranges, explore_all, sweep, tally
+from turnbound.properties.graph.files import to_dot, write_dot, write_graphml
 from turnbound.reference.errors import DefinitionError, ScriptExhausted
 from turnbound.reference.expr import Compare, Ref
 from turnbound.reference.expr_compile import compile_expr

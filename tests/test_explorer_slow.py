@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from turnbound.properties.explorer import explore
-from turnbound.properties.sweep import sweep, tally
+from turnbound.properties.explore.explorer import explore
+from turnbound.properties.explore.sweep import sweep, tally
 from turnbound.reference.table import Table
 
 pytestmark = pytest.mark.slow

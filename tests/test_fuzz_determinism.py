@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 from hypothesis import settings
-from turnbound.properties.cli import main
-from turnbound.properties.fuzz import fuzz
-from turnbound.properties.fuzz_coverage import Coverage
-from turnbound.properties.fuzz_report import counted, fuzz_counts
-from turnbound.properties.fuzz_swarm import OutcomeDomains
-from turnbound.properties.stateful import machine_for
+from turnbound.properties.cli.main import main
+from turnbound.properties.fuzz.coverage import Coverage
+from turnbound.properties.fuzz.report import counted, fuzz_counts
+from turnbound.properties.fuzz.session import fuzz
+from turnbound.properties.fuzz.stateful import machine_for
+from turnbound.properties.fuzz.swarm import OutcomeDomains
 from turnbound.reference.profiles import load_profile, table_path
 
 DEEPTUTOR = load_profile("deeptutor-scheduler")

@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from turnbound.properties.cli import main
-from turnbound.properties.explorer import explore
-from turnbound.properties.graph_model import control_flow, exit_shares, trace_edges
-from turnbound.properties.graph_render import HIGHLIGHT
+from turnbound.properties.cli.main import main
+from turnbound.properties.explore.explorer import explore
+from turnbound.properties.graph.model import control_flow, exit_shares, trace_edges
+from turnbound.properties.graph.render import HIGHLIGHT
 from turnbound.reference.cases import check_case
 from turnbound.reference.errors import RunError
 from turnbound.reference.expr import render

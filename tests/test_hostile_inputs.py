@@ -14,14 +14,14 @@ from functools import cache
 from pathlib import Path
 
 import pytest
-from turnbound.properties import vector_gen
-from turnbound.properties.cli import main
-from turnbound.properties.explorer import explore
-from turnbound.properties.itf import read_itf
+from turnbound.properties.cli.main import main
+from turnbound.properties.conformance import vector_gen
+from turnbound.properties.conformance.vector_gen import write_vectors
+from turnbound.properties.conformance.vectors import Manifest, Vector
+from turnbound.properties.explore.explorer import explore
+from turnbound.properties.export.itf import read_itf
+from turnbound.properties.fuzz.stateful import machine_for
 from turnbound.properties.scheduler import ThreadedScheduler
-from turnbound.properties.stateful import machine_for
-from turnbound.properties.vector_gen import write_vectors
-from turnbound.properties.vectors import Manifest, Vector
 from turnbound.reference.errors import DefinitionError, TableError
 from turnbound.reference.host import Script, ScriptHost, check_script, parse_script
 from turnbound.reference.interpreter import run

@@ -144,7 +144,7 @@ def test_remove_needs_extends(tmp_path: Path) -> None:
 
 
 def test_mutants_of_a_variant_are_made_from_the_resolved_table() -> None:
-    from turnbound.properties.mutation import read_document
+    from turnbound.properties.mutation.score import read_document
 
     variant = load_profile("dsh-turn-guard-refire")
     document = read_document(variant)

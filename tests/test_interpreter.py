@@ -256,9 +256,9 @@ def test_internal_livelock_is_an_error_not_a_hang() -> None:
 
 
 def test_one_rendering_of_an_outcome_in_every_report() -> None:
-    from turnbound.properties.cmd_run import fmt_outcome
-    from turnbound.properties.conform import fmt_call
-    from turnbound.properties.explorer import describe_outcome
+    from turnbound.properties.cli.interpret import fmt_outcome
+    from turnbound.properties.conformance.runner import fmt_call
+    from turnbound.properties.explore.explorer import describe_outcome
     from turnbound.reference.outcomes import outcome_text
     from turnbound.reference.trace import Step
 

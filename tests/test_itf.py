@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
-from turnbound.properties.cli import main
-from turnbound.properties.conform_cases import bundled_cases
-from turnbound.properties.itf import decode, encode, read_itf, to_itf, write_itf
+from turnbound.properties.cli.main import main
+from turnbound.properties.conformance.cases import bundled_cases
+from turnbound.properties.export.itf import decode, encode, read_itf, to_itf, write_itf
 from turnbound.reference.table import Table
 
 CASES = Path(__file__).resolve().parent.parent / "spec" / "cases" / "deeptutor-scheduler"

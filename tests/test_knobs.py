@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from turnbound.properties.cli import main
+from turnbound.properties.cli.main import main
 from turnbound.properties.knobs import (
     BEGIN,
     END,

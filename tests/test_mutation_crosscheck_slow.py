@@ -8,9 +8,9 @@ proving per mutant) are left out: their cross-checks do not fit a bounded CI ste
 from __future__ import annotations
 
 import pytest
-from turnbound.properties.explorer import TERMINATES
-from turnbound.properties.mutation import MutationReport, mutate
-from turnbound.properties.mutation_engines import Kill
+from turnbound.properties.explore.explorer import TERMINATES
+from turnbound.properties.mutation.engines import Kill
+from turnbound.properties.mutation.score import MutationReport, mutate
 from turnbound.reference.profiles import load_profile
 from turnbound.reference.table import Table
 from turnbound.reference.trace import HORIZON
@@ -54,7 +54,7 @@ def test_explorer_and_hypothesis_agree(table: Table, explorer_kills: dict[str, K
 
 
 def _why_the_prover_does_not_decide(table: Table, kill: Kill) -> str | None:
-    """The documented classes of explorer kills the prover can not make (`turnbound.properties.mutation`)."""
+    """The documented classes of explorer kills the prover can not make (`turnbound.properties.mutation.score`)."""
     ev = kill.evidence
     if ev.get("claim") == TERMINATES:
         return "termination is not a claim the prover proves"

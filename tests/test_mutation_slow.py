@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from turnbound.properties.cli import main
-from turnbound.properties.explorer import TERMINATES
-from turnbound.properties.mutants import mutants
-from turnbound.properties.mutation import mutate, read_document
-from turnbound.properties.mutation_engines import behaviour_digest
-from turnbound.properties.sweep import configurations
+from turnbound.properties.cli.main import main
+from turnbound.properties.explore.explorer import TERMINATES
+from turnbound.properties.explore.sweep import configurations
+from turnbound.properties.mutation.engines import behaviour_digest
+from turnbound.properties.mutation.mutants import mutants
+from turnbound.properties.mutation.score import mutate, read_document
 from turnbound.reference.loader import load_table
 from turnbound.reference.profiles import load_profile, profile_names
 

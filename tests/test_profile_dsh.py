@@ -6,9 +6,9 @@ import itertools
 from typing import Any
 
 import pytest
-from turnbound.properties.explorer import explore
-from turnbound.properties.prover import Prover
-from turnbound.properties.sweep import sweep, tally
+from turnbound.properties.explore.explorer import explore
+from turnbound.properties.explore.sweep import sweep, tally
+from turnbound.properties.prove.prover import Prover
 from turnbound.reference.cases import check_case
 from turnbound.reference.host import Script, ScriptHost
 from turnbound.reference.interpreter import run

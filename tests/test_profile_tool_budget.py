@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from turnbound.properties.prover import Prover
-from turnbound.properties.sweep import sweep, tally
+from turnbound.properties.explore.sweep import sweep, tally
+from turnbound.properties.prove.prover import Prover
 from turnbound.reference.cases import check_case
 from turnbound.reference.host import Script, ScriptHost
 from turnbound.reference.interpreter import run

@@ -7,10 +7,10 @@ import os
 from pathlib import Path
 
 import pytest
-from turnbound.properties.cli import main
-from turnbound.properties.explorer import explore
-from turnbound.properties.promela import export_promela
-from turnbound.properties.spin import run_spin, spin_available
+from turnbound.properties.cli.main import main
+from turnbound.properties.explore.explorer import explore
+from turnbound.properties.export.promela import export_promela
+from turnbound.properties.export.spin import run_spin, spin_available
 from turnbound.reference.profiles import load_profile
 
 if not spin_available():  # CI installs spin and gcc (.ci/run); elsewhere the SPIN tests need them

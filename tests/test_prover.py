@@ -8,13 +8,13 @@ import time
 from pathlib import Path
 
 import pytest
-from turnbound.properties.cli import main
-from turnbound.properties.encoding import Encoding, Run
-from turnbound.properties.explorer import explore
-from turnbound.properties.goals import table_goals
-from turnbound.properties.prover import ProofResult, Prover
-from turnbound.properties.sweep import configurations
-from turnbound.properties.witness import WitnessDoesNotReplay, admitted, replay, search
+from turnbound.properties.cli.main import main
+from turnbound.properties.explore.explorer import explore
+from turnbound.properties.explore.sweep import configurations
+from turnbound.properties.prove.encoding import Encoding, Run
+from turnbound.properties.prove.goals import table_goals
+from turnbound.properties.prove.prover import ProofResult, Prover
+from turnbound.properties.prove.witness import WitnessDoesNotReplay, admitted, replay, search
 from turnbound.reference.expr_compile import compile_expr
 from turnbound.reference.host import Script, ScriptHost
 from turnbound.reference.interpreter import run

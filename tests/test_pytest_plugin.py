@@ -6,7 +6,7 @@ import pytest
 
 # Imported here, so that pytester's in-process runs find them loaded instead of importing
 # (and assertion-rewriting) them again for every run.
-import turnbound.properties.conform_machine
+import turnbound.properties.conformance.machine
 import turnbound.properties.pytest_plugin  # noqa: F401
 
 pytest_plugins = ["pytester"]

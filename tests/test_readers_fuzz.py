@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from turnbound.properties.cli import main
+from turnbound.properties.cli.main import main
 
 from tests.readers_fuzz import (
     READERS_IN_MEMORY,

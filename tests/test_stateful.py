@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 from hypothesis.stateful import run_state_machine_as_test
-from turnbound.properties.cli import main
-from turnbound.properties.fuzz import fuzz
-from turnbound.properties.fuzz_report import render_counterexample
-from turnbound.properties.fuzz_settings import fuzz_settings
+from turnbound.properties.cli.main import main
+from turnbound.properties.fuzz.report import render_counterexample
+from turnbound.properties.fuzz.session import fuzz
+from turnbound.properties.fuzz.settings import fuzz_settings
+from turnbound.properties.fuzz.stateful import FuzzFailure, machine_for
 from turnbound.properties.scheduler import RunFunction, ThreadedScheduler, drive, first_divergence
-from turnbound.properties.stateful import FuzzFailure, machine_for
 from turnbound.reference.errors import DefinitionError
 from turnbound.reference.expr_compile import compile_expr
 from turnbound.reference.host import Host, ScriptHost, parse_script

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from turnbound.properties.fuzz import fuzz
+from turnbound.properties.fuzz.session import fuzz
 from turnbound.properties.scheduler import ThreadedScheduler
 from turnbound.reference.loader import load_table_text
 from turnbound.reference.outcomes import Outcome

@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
-from turnbound.properties.cli import main
-from turnbound.properties.conform_cases import bundled_cases
-from turnbound.properties.validate import validate
-from turnbound.properties.wire import trace_messages
+from turnbound.properties.cli.main import main
+from turnbound.properties.conformance.cases import bundled_cases
+from turnbound.properties.conformance.validate import validate
+from turnbound.properties.conformance.wire import trace_messages
 from turnbound.reference.errors import DefinitionError
 from turnbound.reference.host import Script, ScriptHost
 from turnbound.reference.interpreter import run

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from turnbound.properties.vector_gen import dump, generate, vector_edges
-from turnbound.properties.vectors import (
+from turnbound.properties.conformance.vector_gen import dump, generate, vector_edges
+from turnbound.properties.conformance.vectors import (
     MANIFEST,
     Manifest,
     load_vectors,

@@ -15,9 +15,8 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from turnbound.properties.conform_cases import bundled_cases, run_case
-from turnbound.properties.scheduler import End, drive
-from turnbound.properties.wire import (
+from turnbound.properties.conformance.cases import bundled_cases, run_case
+from turnbound.properties.conformance.wire import (
     CANCEL,
     ProtocolError,
     WireScheduler,
@@ -28,6 +27,7 @@ from turnbound.properties.wire import (
     serve,
     trace_messages,
 )
+from turnbound.properties.scheduler import End, drive
 from turnbound.reference.host import Script, ScriptHost
 from turnbound.reference.outcomes import Outcome
 from turnbound.reference.table import Table
@@ -35,7 +35,7 @@ from turnbound.reference.table import Table
 IMPL = Path(__file__).resolve().parent / "impl"
 HOSTILE = [sys.executable, str(IMPL / "hostile" / "iut.py")]
 NODE = ["node", str(IMPL / "node" / "deeptutor-scheduler.js")]
-REFERENCE = [sys.executable, "-m", "turnbound.properties.wire", "deeptutor-scheduler"]
+REFERENCE = [sys.executable, "-m", "turnbound.properties.conformance.wire", "deeptutor-scheduler"]
 
 
 def _gone(pid: int) -> bool:

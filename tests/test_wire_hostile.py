@@ -18,12 +18,12 @@ from pathlib import Path
 
 import psutil
 import pytest
-from turnbound.properties.cli import main
-from turnbound.properties.conform_cases import bundled_cases, run_case
-from turnbound.properties.conform_machine import run_machine
+from turnbound.properties.cli.main import main
+from turnbound.properties.conformance.cases import bundled_cases, run_case
+from turnbound.properties.conformance.machine import run_machine
+from turnbound.properties.conformance.process import MARKER
+from turnbound.properties.conformance.wire import WireScheduler
 from turnbound.properties.scheduler import BREAKER, MAX_STUCK, ThreadedScheduler
-from turnbound.properties.wire import WireScheduler
-from turnbound.properties.wire_process import MARKER
 from turnbound.reference.host import Host
 from turnbound.reference.table import Table
 
@@ -189,8 +189,8 @@ def test_a_progress_bar_on_a_terminal() -> None:
 
 DRIVER = """
 import sys
-from turnbound.properties.conform_cases import bundled_cases, run_case
-from turnbound.properties.wire import WireScheduler
+from turnbound.properties.conformance.cases import bundled_cases, run_case
+from turnbound.properties.conformance.wire import WireScheduler
 from turnbound.reference.profiles import load_profile
 table = load_profile("deeptutor-scheduler")
 run_case(WireScheduler(sys.argv[1:], table, timeout=30), bundled_cases(table)[0])

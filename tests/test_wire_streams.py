@@ -11,7 +11,7 @@ import tempfile
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
-from turnbound.properties.conform_cases import bundled_cases
+from turnbound.properties.conformance.cases import bundled_cases
 from turnbound.reference.profiles import load_profile
 
 from tests.wire_streams import HOSTILE_LINES, NO_HANG, Stream, check_clean, play, streams

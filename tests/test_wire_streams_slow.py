@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
-from turnbound.properties.conform_cases import bundled_cases
+from turnbound.properties.conformance.cases import bundled_cases
 from turnbound.reference.profiles import load_profile
 
 from tests.wire_streams import NO_HANG, Stream, check_clean, play, streams

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hypothesis import strategies as st
-from turnbound.properties.conform import failure_details, result_json
-from turnbound.properties.conform_cases import CaseResult, ConformCase, run_case
-from turnbound.properties.wire import WireScheduler
+from turnbound.properties.conformance.cases import CaseResult, ConformCase, run_case
+from turnbound.properties.conformance.runner import failure_details, result_json
+from turnbound.properties.conformance.wire import WireScheduler
 from turnbound.reference.table import Table
 
 MAX_LINE = 2048

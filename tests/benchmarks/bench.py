@@ -69,7 +69,7 @@ def bench_interpreter(seconds: float) -> None:
 
 
 def bench_explorer(quick: bool) -> None:
-    from turnbound.properties.sweep import timed_sweep
+    from turnbound.properties.explore.sweep import timed_sweep
 
     table = load_profile("deeptutor-scheduler")
     top = 3 if quick else 6
@@ -89,7 +89,7 @@ def bench_explorer(quick: bool) -> None:
 
 
 def bench_prover() -> None:
-    from turnbound.properties.prover import Prover
+    from turnbound.properties.prove.prover import Prover
     from turnbound.reference.profiles import profile_names
 
     print("\n== prover: every claim of every bundled profile, for all parameter values")
@@ -111,7 +111,7 @@ def bench_prover() -> None:
 
 
 def bench_fuzz() -> None:
-    from turnbound.properties.fuzz import fuzz
+    from turnbound.properties.fuzz.session import fuzz
 
     table = load_profile("deeptutor-scheduler")
     print("\n== Hypothesis machine: deeptutor-scheduler, seed 0")
@@ -127,12 +127,12 @@ def bench_conformance(quick: bool) -> None:
     import sys
     from pathlib import Path
 
-    from turnbound.properties.conform import conform
-    from turnbound.properties.conform_cases import bundled_cases
-    from turnbound.properties.conform_fuzz import fuzz_cases
+    from turnbound.properties.conformance.cases import bundled_cases
+    from turnbound.properties.conformance.generated import fuzz_cases
+    from turnbound.properties.conformance.runner import conform
+    from turnbound.properties.conformance.vectors import bundled_vector_cases
+    from turnbound.properties.conformance.wire import WireScheduler, reference_run
     from turnbound.properties.scheduler import ReferenceScheduler, Scheduler, ThreadedScheduler
-    from turnbound.properties.vectors import bundled_vector_cases
-    from turnbound.properties.wire import WireScheduler, reference_run
 
     table = load_profile("deeptutor-scheduler")
     n = 200 if quick else 1000
@@ -142,7 +142,7 @@ def bench_conformance(quick: bool) -> None:
         ("node subprocess (wire v1)", WireScheduler(["node", str(node)], table)),
         (
             "reference, Python subprocess (wire v1)",
-            WireScheduler([sys.executable, "-m", "turnbound.properties.wire", table.name], table),
+            WireScheduler([sys.executable, "-m", "turnbound.properties.conformance.wire", table.name], table),
         ),
         ("reference in-process, ThreadedScheduler", ThreadedScheduler(reference_run(table))),
         ("reference in-process, ReferenceScheduler", ReferenceScheduler(table)),

@@ -14,7 +14,7 @@ from __future__ import annotations
 import statistics
 import time
 
-from turnbound.properties.mutation import mutate
+from turnbound.properties.mutation.score import mutate
 from turnbound.reference.profiles import load_profile
 
 PROFILE = "deeptutor-scheduler"

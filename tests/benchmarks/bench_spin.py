@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import time
 
-from turnbound.properties.explorer import explore
-from turnbound.properties.promela import export_promela
-from turnbound.properties.spin import run_spin, spin_available
+from turnbound.properties.explore.explorer import explore
+from turnbound.properties.export.promela import export_promela
+from turnbound.properties.export.spin import run_spin, spin_available
 from turnbound.reference.profiles import load_profile
 
 

@@ -18,7 +18,7 @@ pytest.importorskip("langgraph.prebuilt")
 pytest.importorskip("langchain.agents")
 
 from turnbound.properties.adapters import langgraph_react as adapter
-from turnbound.properties.conform_cases import bundled_cases, make_case, run_case
+from turnbound.properties.conformance.cases import bundled_cases, make_case, run_case
 from turnbound.properties.scheduler import ThreadedScheduler, drive, first_divergence
 from turnbound.reference.host import ScriptHost, parse_script
 from turnbound.reference.interpreter import run

@@ -7,8 +7,8 @@ import re
 
 import pytest
 from turnbound.properties.adapters import pinned
-from turnbound.properties.explorer import explore
-from turnbound.properties.prover import Prover
+from turnbound.properties.explore.explorer import explore
+from turnbound.properties.prove.prover import Prover
 from turnbound.reference.cases import check_case
 from turnbound.reference.host import ScriptHost, parse_script
 from turnbound.reference.interpreter import run

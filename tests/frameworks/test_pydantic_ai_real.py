@@ -14,10 +14,10 @@ import pytest
 pytest.importorskip("pydantic_ai")
 
 from turnbound.properties.adapters import pydantic_ai as adapter
-from turnbound.properties.cli import main
-from turnbound.properties.conform import run_case
-from turnbound.properties.conform_cases import bundled_cases, make_case
-from turnbound.properties.conform_fuzz import fuzz_cases
+from turnbound.properties.cli.main import main
+from turnbound.properties.conformance.cases import bundled_cases, make_case
+from turnbound.properties.conformance.generated import fuzz_cases
+from turnbound.properties.conformance.runner import run_case
 from turnbound.properties.scheduler import OpRequest, ThreadedScheduler, drive, first_divergence
 from turnbound.reference.errors import ScriptExhausted
 from turnbound.reference.host import Script, ScriptHost

@@ -9,8 +9,8 @@ import tomllib
 import pytest
 from turnbound.properties.adapters import pinned
 from turnbound.properties.adapters import pydantic_ai as adapter
-from turnbound.properties.explorer import explore
-from turnbound.properties.prover import Prover
+from turnbound.properties.explore.explorer import explore
+from turnbound.properties.prove.prover import Prover
 from turnbound.reference.cases import check_case
 from turnbound.reference.errors import DefinitionError, ScriptExhausted
 from turnbound.reference.host import Script, ScriptHost

@@ -15,12 +15,12 @@ import sys
 import time
 from pathlib import Path
 
-from turnbound.properties.conform import conform
-from turnbound.properties.conform_cases import bundled_cases
-from turnbound.properties.conform_fuzz import fuzz_cases
+from turnbound.properties.conformance.cases import bundled_cases
+from turnbound.properties.conformance.generated import fuzz_cases
+from turnbound.properties.conformance.runner import conform
+from turnbound.properties.conformance.vectors import bundled_vector_cases
+from turnbound.properties.conformance.wire import WireScheduler, reference_run
 from turnbound.properties.scheduler import ReferenceScheduler, Scheduler, ThreadedScheduler
-from turnbound.properties.vectors import bundled_vector_cases
-from turnbound.properties.wire import WireScheduler, reference_run
 from turnbound.reference.profiles import load_profile
 
 HERE = Path(__file__).resolve().parent
@@ -36,7 +36,7 @@ def main(n: int) -> None:
         ),
         (
             "reference, Python subprocess (wire v1)",
-            WireScheduler([sys.executable, "-m", "turnbound.properties.wire", table.name], table),
+            WireScheduler([sys.executable, "-m", "turnbound.properties.conformance.wire", table.name], table),
         ),
         ("reference in-process, ThreadedScheduler", ThreadedScheduler(reference_run(table))),
         ("reference in-process, ReferenceScheduler", ReferenceScheduler(table)),

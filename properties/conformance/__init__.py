@@ -1,0 +1,1 @@
+"""An implementation under test against the reference: cases, vectors, wire protocol, logs."""

@@ -1,0 +1,1 @@
+"""Explicit-state exploration: every reachable state of a table at fixed parameter values."""

@@ -1,0 +1,1 @@
+"""Mutation testing: faults made in a table, and which engine tells each from the original."""

@@ -1,0 +1,1 @@
+"""Proofs for every parameter value: the z3 encoding, k-induction, strengthening, witnesses."""
