@@ -23,9 +23,9 @@ from typing import Any
 
 from hypothesis import strategies as st
 from turnbound.properties.conformance.cases import bundled_cases
+from turnbound.properties.conformance.messages import trace_messages
 from turnbound.properties.conformance.validate import validate
 from turnbound.properties.conformance.vectors import load_vector, vector_case, vectors_dir
-from turnbound.properties.conformance.wire import trace_messages
 from turnbound.properties.export.itf import read_itf, to_itf
 from turnbound.reference.cases import check_case, load_case
 from turnbound.reference.errors import TurnboundError

@@ -133,7 +133,7 @@ def _argv(command: str, table: Path, tmp: Path) -> list[str]:
         return ["vectors", "generate", str(table)]
     if command == "conform-wire":
         vectors = tmp / "vectors" / name
-        wire = [sys.executable, "-m", "turnbound.properties.conformance.wire", str(table)]
+        wire = [sys.executable, "-m", "turnbound.properties.conformance.serve", str(table)]
         return ["conform", str(table), "--vectors", str(vectors), "--timeout", "5", "--", *wire]
     if command == "conform-fuzz":
         ref = "turnbound.properties.scheduler:ReferenceScheduler"

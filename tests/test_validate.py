@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from turnbound.properties.cli.main import main
 from turnbound.properties.conformance.cases import bundled_cases
+from turnbound.properties.conformance.messages import trace_messages
 from turnbound.properties.conformance.validate import validate
-from turnbound.properties.conformance.wire import trace_messages
 from turnbound.reference.errors import DefinitionError
 from turnbound.reference.host import Script, ScriptHost
 from turnbound.reference.interpreter import run

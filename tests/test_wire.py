@@ -16,17 +16,16 @@ from pathlib import Path
 import jsonschema
 import pytest
 from turnbound.properties.conformance.cases import bundled_cases, run_case
-from turnbound.properties.conformance.wire import (
+from turnbound.properties.conformance.messages import (
     CANCEL,
     ProtocolError,
-    WireScheduler,
     message_outcome,
     outcome_message,
     parse_request,
-    reference_run,
-    serve,
     trace_messages,
 )
+from turnbound.properties.conformance.serve import reference_run, serve
+from turnbound.properties.conformance.wire import WireScheduler
 from turnbound.properties.scheduler import End, drive
 from turnbound.reference.host import Script, ScriptHost
 from turnbound.reference.outcomes import Outcome
@@ -35,7 +34,7 @@ from turnbound.reference.table import Table
 IMPL = Path(__file__).resolve().parent / "impl"
 HOSTILE = [sys.executable, str(IMPL / "hostile" / "iut.py")]
 NODE = ["node", str(IMPL / "node" / "deeptutor-scheduler.js")]
-REFERENCE = [sys.executable, "-m", "turnbound.properties.conformance.wire", "deeptutor-scheduler"]
+REFERENCE = [sys.executable, "-m", "turnbound.properties.conformance.serve", "deeptutor-scheduler"]
 
 
 def _gone(pid: int) -> bool:

@@ -16,7 +16,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from turnbound.properties.conformance.wire import ProtocolError, message_outcome, parse_request
+from turnbound.properties.conformance.messages import ProtocolError, message_outcome, parse_request
 from turnbound.reference.errors import DefinitionError, RunError
 from turnbound.reference.jsonfile import parse_json, read_text
 from turnbound.reference.judge import Judge

@@ -1,6 +1,6 @@
 """Wire protocol v1 messages as pydantic models: the source of `spec/schema/wire-message.schema.json`.
 
-turnbound parses messages by hand (`turnbound.properties.conformance.wire`), to name exactly what
+turnbound parses messages by hand (`turnbound.properties.conformance.messages`), to name exactly what
 an implementation got wrong; these models state the same shapes for implementers and
 for the logs `turnbound validate` reads (one message per line).
 """

@@ -130,8 +130,9 @@ def bench_conformance(quick: bool) -> None:
     from turnbound.properties.conformance.cases import bundled_cases
     from turnbound.properties.conformance.generated import fuzz_cases
     from turnbound.properties.conformance.runner import conform
+    from turnbound.properties.conformance.serve import reference_run
     from turnbound.properties.conformance.vectors import bundled_vector_cases
-    from turnbound.properties.conformance.wire import WireScheduler, reference_run
+    from turnbound.properties.conformance.wire import WireScheduler
     from turnbound.properties.scheduler import ReferenceScheduler, Scheduler, ThreadedScheduler
 
     table = load_profile("deeptutor-scheduler")
@@ -142,7 +143,7 @@ def bench_conformance(quick: bool) -> None:
         ("node subprocess (wire v1)", WireScheduler(["node", str(node)], table)),
         (
             "reference, Python subprocess (wire v1)",
-            WireScheduler([sys.executable, "-m", "turnbound.properties.conformance.wire", table.name], table),
+            WireScheduler([sys.executable, "-m", "turnbound.properties.conformance.serve", table.name], table),
         ),
         ("reference in-process, ThreadedScheduler", ThreadedScheduler(reference_run(table))),
         ("reference in-process, ReferenceScheduler", ReferenceScheduler(table)),

@@ -126,7 +126,7 @@ class _Dies:
 
 
 def _crash_on_raise() -> int:
-    from turnbound.properties.conformance.wire import reference_run, serve
+    from turnbound.properties.conformance.serve import reference_run, serve
     from turnbound.reference.profiles import load_profile
 
     return serve(reference_run(load_profile("deeptutor-scheduler")), _Dies())  # type: ignore[arg-type]
