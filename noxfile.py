@@ -22,6 +22,9 @@ nox.options.default_venv_backend = "venv"
 nox.options.error_on_missing_interpreters = True
 nox.options.sessions = []  # nothing runs unless named: `nox -s NAME` or `nox -t frameworks`
 
+POINTS = "build/knob-points"
+"""Where each session writes its framework's measured curve (git-ignored)."""
+
 
 @dataclass(frozen=True)
 class Framework:
@@ -93,6 +96,19 @@ def _define(fw: Framework) -> None:
             str(fw.fuzz),
             "--adapter",
             fw.adapter,
+            external=True,
+        )
+        # The knob's curve, N = 0..8: each of the engines' longest runs replayed on the real
+        # code; the comparison notebook (notebooks/05_frameworks) draws these points.
+        session.run(
+            *offline,
+            "turnbound",
+            "knobs",
+            fw.profile,
+            "--adapter",
+            fw.adapter,
+            "--points",
+            f"{POINTS}/{fw.profile}.json",
             external=True,
         )
 

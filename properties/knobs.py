@@ -106,14 +106,15 @@ def _series(values: Sequence[int | None]) -> str:
     return ", ".join("?" if v is None else str(v) for v in values)
 
 
-def markdown(rows: Sequence[KnobRow]) -> str:
+def markdown(rows: Sequence[KnobRow], pages: str = "docs/frameworks/") -> str:
+    """The rows as a Markdown table; `pages` is where the framework pages are, seen from the file."""
     head = (
         "| framework | knob (default) | what it counts | model requests, N = 0…5 | "
         f"tool executions, N = 0…5 | the two bounds | exits of the longest runs (N = {AT_CAP}) |\n"
         "|---|---|---|---|---|---|---|\n"
     )
     lines = [
-        f"| [{r.framework}](docs/frameworks/{r.profile}.md) | `{r.knob}` ({r.default}) | {r.counts} | "
+        f"| [{r.framework}]({pages}{r.profile}.md) | `{r.knob}` ({r.default}) | {r.counts} | "
         f"{_series(r.requests)} | {_series(r.tools)} | requests: {r.verdicts[0]}; tools: {r.verdicts[1]} | "
         f"{', '.join(f'`{e}`' for e in r.exits) or '—'} |\n"
         for r in rows

@@ -34,8 +34,8 @@ def regenerated(source: Path) -> str:
     return text if text.endswith("\n") else text + "\n"
 
 
-def test_there_are_four_notebooks() -> None:
-    assert [p.stem[:2] for p in SOURCES] == ["01", "02", "03", "04"]
+def test_there_are_five_notebooks() -> None:
+    assert [p.stem[:2] for p in SOURCES] == ["01", "02", "03", "04", "05"]
 
 
 @pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)

@@ -99,7 +99,7 @@ def conform_cmd(
 ) -> None:
     """Check an implementation of PROFILE against the reference: conform PROFILE [options] -- COMMAND...
 
-    COMMAND is started once and speaks wire protocol v1 on stdin/stdout (see DESIGN.md);
+    COMMAND is started once and speaks wire protocol v1 on stdin/stdout (spec/PROTOCOL.md);
     --adapter MODULE:NAME instead names a Python Scheduler, a factory of one, or a run function.
     """
     table = load_profile(profile)
