@@ -4,7 +4,8 @@ Python's own parser (`ast`, eval mode) reads the text; only the node types liste
 here are accepted, so a table is data and can never run code.
 
 The grammar, exactly: ASCII names (letters, digits, `_`), decimal integer literals,
-`true` and `false`, `+ - *` on integers, `< <= > >= == !=` (chained comparisons mean
+`true` and `false`, `+ - *` on integers, and (only where the scope declares them, as
+in a step claim) the dotted names `next.x`, `arg.a` and `fact.f`, `< <= > >= == !=` (chained comparisons mean
 `and`), `and`, `or`, `not`, `A if C else B`, parentheses and white space. Anything
 else Python would read is refused before parsing, naming what was found: comments,
 strings, other number forms (`0x10`, `1_000`, `1e3`), Python's `True`/`False`/`None`,
@@ -41,6 +42,9 @@ class Symbol:
 
 
 Scope = Mapping[str, Symbol]
+
+DOTTED_ROOTS = ("next", "arg", "fact")
+"""The three names a step claim reads attributes of: the state after, the arguments, the outcome."""
 
 _ARITH: dict[type[ast.operator], str] = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*"}
 _CMP: dict[type[ast.cmpop], str] = {
@@ -146,6 +150,9 @@ class _Typer:
     def expr(self, node: ast.expr, expected: Type | None, depth: int) -> Expr:
         if depth > MAX_DEPTH:
             raise self.fail(f"nests deeper than {MAX_DEPTH} levels")
+        dotted = self.dotted(node)
+        if dotted is not None:
+            return dotted
         for kind, what in _FORBIDDEN.items():
             if isinstance(node, kind):
                 raise self.fail(f"{what} are not allowed in the table language")
@@ -182,6 +189,22 @@ class _Typer:
             orelse = self.typed(node.orelse, then.type, d)
             return Cond(test, then, orelse, then.type)
         raise self.fail(f"{type(node).__name__} is not part of the table language")
+
+    def dotted(self, node: ast.expr) -> Expr | None:
+        """`next.x`, `arg.a`, `fact.f`: an attribute of one of those three names, and only
+        where the scope declares the dotted name (a step claim's); anything else stays refused."""
+        if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)):
+            return None
+        if node.value.id not in DOTTED_ROOTS:
+            return None
+        name = f"{node.value.id}.{node.attr}"
+        symbol = self.scope.get(name)
+        if symbol is None:
+            if not any(k.startswith(f"{node.value.id}.") for k in self.scope):
+                return None
+            known = ", ".join(sorted(k for k in self.scope if k.startswith(f"{node.value.id}."))) or "none"
+            raise self.fail(f"unknown name {name!r}; known here: {known}")
+        return Ref(symbol.name, symbol.kind, symbol.type)
 
     def typed(self, node: ast.expr, want: Type, depth: int) -> Expr:
         got = self.expr(node, want, depth)

@@ -9,7 +9,7 @@ definitions whole, by their name; it never edits inside one.
 - Named tables (`parameters`, `enums`, `variables`, `operations`, `failures`,
   `locations`, `terminals`): an entry the child names replaces the parent's entry.
 - Named lists (`transitions` by `id`; `invariants`, `bounds`, `lemmas`,
-  `trace_properties` by `name`): an entry with a known key replaces the parent's in
+  `trace_properties`, `monitors`, `step_claims` by `name`): an entry with a known key replaces the parent's in
   place, a new one is appended.
 - `report` (unnamed rules, first match wins): the child's list replaces the parent's.
 - `[profile].remove = ["bounds.name", "transitions.id", ...]` drops inherited entries.
@@ -36,6 +36,8 @@ _NAMED_LISTS = {
     "bounds": "name",
     "lemmas": "name",
     "trace_properties": "name",
+    "monitors": "name",
+    "step_claims": "name",
 }
 
 Reader = Callable[[Path], str]

@@ -1,7 +1,8 @@
 """The one place a table's claims are judged on concrete states and traces.
 
-Invariants and lemmas are judged on every state; bounds only at the table's own
-terminals (never at `contract_violation`, where the host broke its contract, nor at
+Invariants and lemmas are judged on every state (a step claim is the invariant its
+ghost compiles to); bounds only at the table's own terminals, or those a bound names
+in `at` (never at `contract_violation`, where the host broke its contract, nor at
 `horizon`, where the run was cut off); trace properties by the monitors after every
 host call the contract accepted. The explorer, the Hypothesis machine, witness replay
 and the conformance checks of an implementation's reported end all ask this module.
@@ -59,7 +60,7 @@ class Judge:
     def broken_bounds(self, location: str, env: Mapping[str, Value]) -> list[Claim]:
         if not self.judges_bounds(location):
             return []
-        return [c for c, holds in self.bounds if not holds(env)]
+        return [c for c, holds in self.bounds if c.judged_at(location) and not holds(env)]
 
     def broken_counter_bounds(self, terminal: str, env: Mapping[str, Value]) -> list[Claim]:
         """Bounds an implementation's reported end breaks (those it reports enough to judge)."""
@@ -68,7 +69,7 @@ class Judge:
         return [
             c
             for c, holds in self.counter_bounds
-            if all(n in env for n in ordered_refs(c.expr)) and not holds(env)
+            if c.judged_at(terminal) and all(n in env for n in ordered_refs(c.expr)) and not holds(env)
         ]
 
     def broken_properties(self, monitors: MonitorState) -> list[TraceProperty]:
@@ -79,5 +80,7 @@ class Judge:
         return replay_monitors(self.monitors, trace)
 
     def claim_message(self, claim: Claim, env: Mapping[str, Value], where: str) -> str:
+        if claim.step is not None:
+            return f"step claim {claim.name} is false {where}: {claim.text}"
         values = ", ".join(f"{n}={fmt_value(env[n])}" for n in ordered_refs(claim.expr) if n in env)
         return f"{claim.kind} {claim.name} is false {where}: {render(claim.expr)} with {values}"

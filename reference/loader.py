@@ -11,11 +11,12 @@ import tomllib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from types import MappingProxyType
+from typing import Literal
 
 import turnbound.spec
 from pydantic import ValidationError
 from turnbound.reference.errors import DefinitionError, ExpressionError, TableError
-from turnbound.reference.expr import Expr
+from turnbound.reference.expr import Expr, Lit, Ref
 from turnbound.reference.expr_parse import Scope, Symbol, parse_expr
 from turnbound.reference.ghosts import check_ghosts
 from turnbound.reference.inherit import resolve
@@ -30,16 +31,26 @@ from turnbound.reference.limits import (
     MAX_TABLE_BYTES,
     PROFILE_NAME,
 )
-from turnbound.reference.model import ClaimDoc, StepPatternDoc, TableDoc, ValueSpecDoc
+from turnbound.reference.model import (
+    ClaimDoc,
+    MonitorDoc,
+    StepClaimDoc,
+    StepPatternDoc,
+    TableDoc,
+    ValueSpecDoc,
+)
+from turnbound.reference.pasttime import compile_pasttime
 from turnbound.reference.readable import Entering, readable_facts
 from turnbound.reference.table import (
     ANY_OP,
     BUILTIN_TERMINALS,
     Claim,
     Failure,
+    Monitor,
     Operation,
     Parameter,
     ReportRule,
+    StepClaim,
     StepPattern,
     Table,
     TraceProperty,
@@ -279,9 +290,10 @@ class _Loader:
         params = self.build_parameters()
         param_scope = {p.name: Symbol(p.name, "param", INT) for p in params}
         variables = self.build_variables(param_scope)
-        state_scope = {**param_scope, **{v.name: Symbol(v.name, "var", v.type) for v in variables}}
         failures = self.build_failures()
         operations = self.build_operations(failures)
+        variables += self.pasttime_variables(param_scope, {v.name for v in variables}, operations, failures)
+        state_scope = {**param_scope, **{v.name: Symbol(v.name, "var", v.type) for v in variables}}
         self.check_outcomes(operations, failures)
         self.check_state_names(state_scope, operations, failures)
         self.check_enum_members(state_scope, operations, failures)
@@ -298,8 +310,22 @@ class _Loader:
             self.build_transition(i, state_scope, operations, failures, available)
             for i, _ in enumerate(d.transitions)
         )
+        monitors = self.build_monitors(state_scope, operations, failures)
+        step_claims = self.build_step_claims(state_scope, operations, failures)
+        transitions = compile_pasttime(
+            self.source,
+            transitions,
+            {name: op.raises for name, op in operations.items()},
+            {v.name: v.type for v in variables},
+            monitors,
+            tuple(c for c, _ in step_claims),
+        )
         invariants = self.claims("invariants", d.invariants, state_scope, "invariant")
-        bounds = self.claims("bounds", d.bounds, state_scope, "bound")
+        invariants += tuple(
+            Claim(c.name, "invariant", Ref(c.name, "var", BOOL), expect, doc, step=c)
+            for c, (expect, doc) in step_claims
+        )
+        bounds = self.claims("bounds", d.bounds, state_scope, "bound", terminals)
         lemmas = self.claims("lemmas", d.lemmas, state_scope, "lemma")
         trace_properties = self.build_trace_properties(operations, failures)
         report = self.build_report(state_scope, operations, terminals, variables, params)
@@ -327,6 +353,8 @@ class _Loader:
             seed=d.profile.seed,
             variant_of=d.profile.variant_of,
             step_horizon=d.profile.step_horizon,
+            monitors=monitors,
+            step_claims=tuple(c for c, _ in step_claims),
             outgoing=MappingProxyType(outgoing),
         )
         check_ghosts(table)
@@ -445,7 +473,11 @@ class _Loader:
                 if var not in self.doc.variables:
                     raise self.fail(f"{where}.update.{var}", f"{var!r} is not a declared variable")
             if t.op is None:
-                for fieldname, value in (("args", t.args), ("on_raise", t.on_raise)):
+                for fieldname, value in (
+                    ("args", t.args),
+                    ("on_raise", t.on_raise),
+                    ("raise_update", t.raise_update),
+                ):
                     if value:
                         raise self.fail(f"{where}.{fieldname}", "only a transition with an op can have this")
                 continue
@@ -527,6 +559,7 @@ class _Loader:
         types = {name: self.resolve_type("", v.type) for name, v in self.doc.variables.items()}
         for var, text in t.update.items():
             updates.append((var, self.expr(f"{where}.update.{var}", text, update_scope, types[var])))
+        raise_updates = self.raise_updates(where, t.raise_update, on_raise, state_scope, failures, types)
         return Transition(
             id=t.id,
             source=t.source,
@@ -537,7 +570,41 @@ class _Loader:
             updates=tuple(updates),
             on_raise=MappingProxyType(on_raise),
             doc=t.doc,
+            raise_updates=MappingProxyType(raise_updates),
         )
+
+    def raise_updates(
+        self,
+        where: str,
+        given: Mapping[str, Mapping[str, str]],
+        on_raise: Mapping[str, str],
+        state_scope: Scope,
+        failures: Mapping[str, Failure],
+        types: Mapping[str, Type],
+    ) -> dict[str, tuple[tuple[str, Expr], ...]]:
+        """Ghost updates on a raise: the call failed, so behaviour keeps its state; claims may count it."""
+        out = {}
+        for err, updates in given.items():
+            here = f"{where}.raise_update.{err}"
+            if err not in on_raise:
+                raise self.fail(here, "the transition's operation does not raise this failure")
+            scope = {
+                **state_scope,
+                **{f.name: Symbol(f.name, "fact", f.domain.type) for f in failures[err].fields},
+            }
+            parsed = []
+            for var, text in updates.items():
+                doc = self.doc.variables.get(var)
+                if doc is None:
+                    raise self.fail(f"{here}.{var}", f"{var!r} is not a declared variable")
+                if not doc.ghost:
+                    raise self.fail(
+                        f"{here}.{var}",
+                        f"{var!r} is not a ghost; a raise keeps the state, only ghosts may be updated",
+                    )
+                parsed.append((var, self.expr(f"{here}.{var}", text, scope, types[var])))
+            out[err] = tuple(parsed)
+        return out
 
     def edges(
         self, operations: Mapping[str, Operation], failures: Mapping[str, Failure]
@@ -576,7 +643,15 @@ class _Loader:
                 "locations", f"these locations have no outgoing transition and are not terminals: {stuck}"
             )
 
-    def claims(self, section: str, docs: list[ClaimDoc], scope: Scope, kind: str) -> tuple[Claim, ...]:
+    def claims(
+        self,
+        section: str,
+        docs: list[ClaimDoc],
+        scope: Scope,
+        kind: str,
+        terminals: Mapping[str, str] | None = None,
+    ) -> tuple[Claim, ...]:
+        """Invariants, bounds or lemmas; only a bound (`terminals` given) may name where it is judged."""
         out = []
         names: set[str] = set()
         for i, c in enumerate(docs):
@@ -586,7 +661,104 @@ class _Loader:
                 raise self.fail(where, "two claims have this name")
             names.add(c.name)
             expr = self.expr(f"{where}.expr", c.expr, scope, BOOL)
-            out.append(Claim(c.name, kind, expr, c.expect, c.doc))  # type: ignore[arg-type]
+            at = None if c.at is None else self.claim_terminals(f"{where}.at", c.at, terminals)
+            out.append(Claim(c.name, kind, expr, c.expect, c.doc, at=at))  # type: ignore[arg-type]
+        return tuple(out)
+
+    def claim_terminals(
+        self, where: str, names: list[str], terminals: Mapping[str, str] | None
+    ) -> tuple[str, ...]:
+        if terminals is None:
+            raise self.fail(
+                where, "only a bound is judged at terminals; an invariant or lemma holds everywhere"
+            )
+        own = [t for t in terminals if t not in BUILTIN_TERMINALS]
+        if not names:
+            raise self.fail(where, f"name at least one terminal: {', '.join(own)}")
+        for name in names:
+            if name not in own:
+                raise self.fail(where, f"{name!r} is not one of the table's terminals: {', '.join(own)}")
+        if len(set(names)) != len(names):
+            raise self.fail(where, "a terminal is listed twice")
+        return tuple(names)
+
+    # -- monitors and step claims (compiled by `turnbound.reference.pasttime`) ----
+
+    def pasttime_variables(
+        self,
+        param_scope: Scope,
+        variables: set[str],
+        operations: Mapping[str, Operation],
+        failures: Mapping[str, Failure],
+    ) -> tuple[Variable, ...]:
+        """The ghost variable of each monitor and step claim, named after it."""
+        taken = set(param_scope) | variables
+        taken |= {f.name for o in operations.values() for f in o.facts}
+        taken |= {f.name for x in failures.values() for f in x.fields}
+        taken |= {m for e in self.enums.values() for m in e.members}
+        claims = {c.name for c in (*self.doc.invariants, *self.doc.bounds, *self.doc.lemmas)}
+        claims |= {p.name for p in self.doc.trace_properties}
+        out = []
+        entries: list[tuple[str, MonitorDoc | StepClaimDoc]] = [
+            *((f"monitors[{i}] {m.name!r}", m) for i, m in enumerate(self.doc.monitors)),
+            *((f"step_claims[{i}] {c.name!r}", c) for i, c in enumerate(self.doc.step_claims)),
+        ]
+        for where, e in entries:
+            self.check_ident(where, e.name)
+            if e.name in taken or e.name in claims:
+                raise self.fail(
+                    where,
+                    f"{e.name!r} is already the name of a parameter, variable, fact, enum member or claim",
+                )
+            taken.add(e.name)
+            op = operations.get(e.op)
+            if op is None:
+                raise self.fail(f"{where}.op", f"unknown operation {e.op!r}; declare it under [operations]")
+            if e.raise_ is not None and e.raise_ not in op.raises:
+                raise self.fail(f"{where}.raise", f"{e.op} does not raise {e.raise_!r}")
+            if isinstance(e, MonitorDoc) and e.kind == "count":
+                out.append(Variable(e.name, INT, Lit(0, INT), doc=e.doc, ghost=True))
+            else:
+                init = not (isinstance(e, MonitorDoc) and e.kind in ("once", "previous"))
+                out.append(Variable(e.name, BOOL, Lit(init, BOOL), doc=e.doc, ghost=True))
+        return tuple(out)
+
+    def step_scope(
+        self, state_scope: Scope, op: Operation, raise_: str | None, failures: Mapping[str, Failure]
+    ) -> dict[str, Symbol]:
+        """Plain names: the state before the call; `next.x` after; `arg.a` sent; `fact.f` returned."""
+        scope: dict[str, Symbol] = dict(state_scope)
+        for name, sym in state_scope.items():
+            if sym.kind == "var":
+                scope[f"next.{name}"] = Symbol(f"next.{name}", "var", sym.type)
+        for aname, atype in op.args:
+            scope[f"arg.{aname}"] = Symbol(f"arg.{aname}", "var", atype)
+        specs = op.facts if raise_ is None else failures[raise_].fields
+        for f in specs:
+            scope[f"fact.{f.name}"] = Symbol(f"fact.{f.name}", "fact", f.domain.type)
+        return scope
+
+    def build_monitors(
+        self, state_scope: Scope, operations: Mapping[str, Operation], failures: Mapping[str, Failure]
+    ) -> tuple[Monitor, ...]:
+        out = []
+        for i, m in enumerate(self.doc.monitors):
+            where = f"monitors[{i}] {m.name!r}"
+            scope = self.step_scope(state_scope, operations[m.op], m.raise_, failures)
+            when = self.expr(f"{where}.when", m.when, scope, BOOL)
+            out.append(Monitor(m.name, m.kind, m.op, m.raise_, when, m.doc))
+        return tuple(out)
+
+    def build_step_claims(
+        self, state_scope: Scope, operations: Mapping[str, Operation], failures: Mapping[str, Failure]
+    ) -> tuple[tuple[StepClaim, tuple[Literal["holds", "violated"], str]], ...]:
+        out = []
+        for i, c in enumerate(self.doc.step_claims):
+            where = f"step_claims[{i}] {c.name!r}"
+            scope = self.step_scope(state_scope, operations[c.op], c.raise_, failures)
+            when = self.expr(f"{where}.when", c.when, scope, BOOL)
+            expr = self.expr(f"{where}.expr", c.expr, scope, BOOL)
+            out.append((StepClaim(c.name, c.op, c.raise_, when, expr), (c.expect, c.doc)))
         return tuple(out)
 
     def build_trace_properties(
@@ -594,6 +766,7 @@ class _Loader:
     ) -> tuple[TraceProperty, ...]:
         out = []
         names = {c.name for c in (*self.doc.invariants, *self.doc.bounds, *self.doc.lemmas)}
+        names |= {m.name for m in self.doc.monitors} | {c.name for c in self.doc.step_claims}
         for i, p in enumerate(self.doc.trace_properties):
             where = f"trace_properties[{i}] {p.name!r}"
             self.check_ident(where, p.name)

@@ -72,6 +72,7 @@ class Machine:
             loc: tuple(self._compile(t) for t in ts) for loc, ts in table.outgoing.items()
         }
         self._by_id = {c.t.id: c for cs in self._out.values() for c in cs}
+        self._raises: dict[str, dict[str, _CompiledTransition]] = {}
         self._outcomes: dict[str, tuple[Outcome, ...]] = {}
         self._env: tuple[State, dict[str, Value]] | None = None
 
@@ -135,6 +136,20 @@ class Machine:
     def _find(self, t: Transition) -> _CompiledTransition:
         return self._by_id[t.id]
 
+    def _raise_updates(self, t: Transition) -> dict[str, _CompiledTransition]:
+        """Per failure, the ghost updates a raise makes (compiled once, as a transition of their own)."""
+        cached = self._raises.get(t.id)
+        if cached is None:
+            cached = {
+                err: _CompiledTransition(
+                    t, compile_expr(t.guard), (), tuple((self._index[v], compile_expr(e)) for v, e in ups)
+                )
+                for err, ups in t.raise_updates.items()
+                if ups
+            }
+            self._raises[t.id] = cached
+        return cached
+
     # -- taking a transition ---------------------------------------------
 
     def _updated(self, c: _CompiledTransition, state: State, env: Mapping[str, Value]) -> tuple[Value, ...]:
@@ -162,7 +177,11 @@ class Machine:
         op = self.table.operations[t.op or ""]
         if outcome.raise_ is not None:
             fields = complete(self.table.failures[outcome.raise_].fields, outcome.fields)
-            return State(t.on_raise[outcome.raise_], state.values, tuple(sorted(fields.items())))
+            values = state.values
+            ghost = self._raise_updates(t).get(outcome.raise_)
+            if ghost:
+                values = self._updated(ghost, state, {**self.env(state), **fields})
+            return State(t.on_raise[outcome.raise_], values, tuple(sorted(fields.items())))
         facts = complete(op.facts, outcome.facts or {})
         env = {**self.env(state), **facts}
         c = self._find(t)

@@ -82,6 +82,10 @@ class TransitionDoc(_Strict):
     args: dict[str, str] = Field(default_factory=dict)
     update: dict[str, str] = Field(default_factory=dict)
     on_raise: dict[str, str] = Field(default_factory=dict)
+    raise_update: dict[str, dict[str, str]] = Field(
+        default_factory=dict,
+        description="Per failure, updates of ghost variables applied when the call raises it (ghosts only).",
+    )
     doc: str = ""
 
 
@@ -90,6 +94,46 @@ class ClaimDoc(_Strict):
     expr: str
     doc: str = ""
     expect: Literal["holds", "violated"] = "holds"
+    at: list[str] | None = Field(
+        default=None,
+        description="Bounds only: the terminals where the bound is judged (default: every terminal).",
+    )
+
+
+class StepClaimDoc(_Strict):
+    """A claim about every host call of `op`: `when` and `expr` read the parameters, the
+    variables before the call, `next.x` after it, `arg.a` as sent and `fact.f` returned."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, populate_by_name=True)
+
+    name: str
+    op: str
+    raise_: str | None = Field(
+        default=None,
+        alias="raise",
+        description="Judge the calls that raise this failure (default: that return).",
+    )
+    when: str = "true"
+    expr: str
+    doc: str = ""
+    expect: Literal["holds", "violated"] = "holds"
+
+
+class MonitorDoc(_Strict):
+    """A past-time operator over the host calls, kept as a ghost variable named `name`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, populate_by_name=True)
+
+    name: str
+    kind: Literal["once", "count", "previous", "so_far"]
+    op: str
+    raise_: str | None = Field(
+        default=None,
+        alias="raise",
+        description="Match the calls that raise this failure (default: that return).",
+    )
+    when: str = "true"
+    doc: str = ""
 
 
 class StepPatternDoc(_Strict):
@@ -134,5 +178,7 @@ class TableDoc(_Strict):
     invariants: list[ClaimDoc] = Field(default_factory=list)
     bounds: list[ClaimDoc] = Field(default_factory=list)
     lemmas: list[ClaimDoc] = Field(default_factory=list)
+    monitors: list[MonitorDoc] = Field(default_factory=list)
+    step_claims: list[StepClaimDoc] = Field(default_factory=list)
     trace_properties: list[TracePropertyDoc] = Field(default_factory=list)
     report: list[ReportDoc] = Field(default_factory=list)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Literal
 
-from turnbound.reference.expr import Expr
+from turnbound.reference.expr import Expr, render
 from turnbound.reference.types import Domain, EnumType, Type, Value
 
 CONTRACT_VIOLATION = "contract_violation"
@@ -89,6 +89,8 @@ class Transition:
     updates: tuple[tuple[str, Expr], ...]
     on_raise: Mapping[str, str]
     doc: str = ""
+    raise_updates: Mapping[str, tuple[tuple[str, Expr], ...]] = field(default_factory=dict)
+    """Per failure: ghost updates applied when the call raises it (the state is otherwise kept)."""
 
 
 @dataclass(frozen=True)
@@ -97,6 +99,49 @@ class Claim:
     kind: Literal["invariant", "bound", "lemma"]
     expr: Expr
     expect: Literal["holds", "violated"] = "holds"
+    doc: str = ""
+    at: tuple[str, ...] | None = None
+    """A bound's terminals (None: every terminal of the table)."""
+    step: StepClaim | None = None
+    """Set on the invariant a step claim compiles to: the claim as written, for messages."""
+
+    def judged_at(self, location: str) -> bool:
+        """Whether this bound is judged at this terminal."""
+        return self.at is None or location in self.at
+
+    @property
+    def text(self) -> str:
+        """The claim as written: a step claim's condition and operation, a bound's terminals."""
+        if self.step is not None:
+            s = self.step
+            on = f"{s.op} raising {s.raise_}" if s.raise_ else s.op
+            cond = "" if render(s.when) == "true" else f" with {render(s.when)}"
+            return f"every {on}{cond}: {render(s.expr)}"
+        if self.at is not None:
+            return f"{render(self.expr)} at {', '.join(self.at)}"
+        return render(self.expr)
+
+
+@dataclass(frozen=True)
+class StepClaim:
+    """`[[step_claims]]` as written: judged on every call of `op` (that raises `raise_`, if set)."""
+
+    name: str
+    op: str
+    raise_: str | None
+    when: Expr
+    expr: Expr
+
+
+@dataclass(frozen=True)
+class Monitor:
+    """`[[monitors]]` as written; the loader compiles it into the ghost variable `name`."""
+
+    name: str
+    kind: Literal["once", "count", "previous", "so_far"]
+    op: str
+    raise_: str | None
+    when: Expr
     doc: str = ""
 
 
@@ -156,6 +201,8 @@ class Table:
     seed: str = ""
     variant_of: str | None = None
     step_horizon: int | None = None
+    monitors: tuple[Monitor, ...] = ()
+    step_claims: tuple[StepClaim, ...] = ()
     outgoing: Mapping[str, tuple[Transition, ...]] = field(default_factory=dict)
 
     @property

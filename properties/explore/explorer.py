@@ -267,6 +267,8 @@ def bound_sides(expr: Expr) -> tuple[Expr, Expr] | None:
         return expr.left, expr.right
     if isinstance(expr, Compare) and expr.op == ">=":
         return expr.right, expr.left
+    if isinstance(expr, Compare) and expr.op == "==":  # an exact count: tight where it is met
+        return expr.left, expr.right
     return None
 
 
@@ -772,7 +774,9 @@ class Exploration:
             return f"the interpreter took {w.trace.path}"
         bound = next(b for b in self.table.bounds if b.name == claim)
         env = {**w.trace.params, **w.trace.variables}
-        if not self.table.is_terminal(w.trace.terminal) or compile_expr(bound.expr)(env):
+        if not self.table.is_terminal(w.trace.terminal) or not bound.judged_at(w.trace.terminal):
+            return f"the replayed run ends at {w.trace.terminal}, where {claim} is not judged"
+        if compile_expr(bound.expr)(env):
             return f"the replayed run ends at {w.trace.terminal} without breaking {claim}"
         return None
 
@@ -899,6 +903,8 @@ class _Checker:
         broken = []
         for b in self.bounds:
             name = b.claim.name
+            if not b.claim.judged_at(state.location):
+                continue
             if not b.check(env):
                 broken.append(name)
                 self.bound_nodes[name].append(i)
@@ -958,12 +964,12 @@ class _Checker:
         claim = c.claim
         verdict: Verdict = self._undecided() if node is None else "violated"
         if claim.kind != "bound" or c.lhs is None or c.rhs is None:
-            return ClaimResult(claim.name, claim.kind, render(claim.expr), claim.expect, verdict)
+            return ClaimResult(claim.name, claim.kind, claim.text, claim.expect, verdict)
         rhs = int(c.rhs(dict(self.machine.params))) if c.rhs_params_only else None
         return ClaimResult(
             claim.name,
             "bound",
-            render(claim.expr),
+            claim.text,
             claim.expect,
             verdict,
             tight=self.tight[claim.name],
@@ -998,9 +1004,12 @@ class _Checker:
         path = self.search.path_to(node)
         w, r = self._witness(path)
         state = self.search.nodes[node][0]
-        message = (
-            f"{render(c.claim.expr)} fails at {state.location} with {self._reading(c.claim.expr, state)}"
-        )
+        if c.claim.step is not None:
+            message = f"a call broke it ({c.claim.text}), at {state.location}"
+        else:
+            message = (
+                f"{render(c.claim.expr)} fails at {state.location} with {self._reading(c.claim.expr, state)}"
+            )
         problem = self._replay_problem(path, r)
         if problem is None:
             last = r.visited[-1]

@@ -182,7 +182,7 @@ class _Writer:
         if target not in self.table.terminals or target == CONTRACT_VIOLATION:
             return
         for c in self.table.bounds:
-            if self._wanted(c.name, c.expect):
+            if c.judged_at(target) and self._wanted(c.name, c.expect):
                 self.emit(f"assert({expr(c.expr)});  /* bound {c.name} */", indent)
 
     def monitor_steps(self, op: str, outcome: Outcome, indent: int) -> None:
@@ -273,6 +273,8 @@ class _Writer:
         self.emit(f"facts_held = {self.fact_sets[tuple(sorted(values))]};", 2)
         if outcome.raise_ is None:
             self.updates(t, 2)
+        else:
+            self.updates(t, 2, t.raise_updates.get(outcome.raise_, ()))
         self.monitor_steps(t.op, outcome, 2)
         for name, _ in t.args:
             self.emit(f"a_{name} = 0;", 2)
@@ -281,10 +283,12 @@ class _Writer:
         self.bound_asserts(target, 2)
         self.emit("}", 1)
 
-    def updates(self, t: Transition, indent: int) -> None:
-        for var, e in t.updates:
+    def updates(self, t: Transition, indent: int, pairs: tuple[tuple[str, Expr], ...] | None = None) -> None:
+        """Simultaneous updates (the transition's own, or the ghost updates of a raise)."""
+        made = t.updates if pairs is None else pairs
+        for var, e in made:
             self.emit(f"t_{var} = {expr(e)};", indent)
-        for var, _ in t.updates:
+        for var, _ in made:
             self.emit(f"v_{var} = t_{var};", indent)
             self.emit(f"t_{var} = 0;", indent)
 

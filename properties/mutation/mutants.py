@@ -117,7 +117,10 @@ def conjunct_mutants(table: Table, document: Document) -> Iterator[Mutant]:
 
 def update_mutants(table: Table, document: Document) -> Iterator[Mutant]:
     for i, t in enumerate(table.transitions):
+        written = document["transitions"][i].get("update", {})
         for var, expr in t.updates:
+            if var not in written:  # a monitor's or step claim's ghost update, compiled by the loader
+                continue
 
             def edit(doc: Document, i: int = i, var: str = var) -> None:
                 del doc["transitions"][i]["update"][var]

@@ -220,8 +220,9 @@ class Encoding:
     def at(self, f: Frame, place: str) -> z3.BoolRef:
         return f.place == self.place_index[place]
 
-    def terminal(self, f: Frame) -> z3.BoolRef:
-        return z3.Or(*[self.at(f, t) for t in self.table.terminals])
+    def terminal(self, f: Frame, only: tuple[str, ...] | None = None) -> z3.BoolRef:
+        """At a terminal (one of `only`, if given: a bound's `at`)."""
+        return z3.Or(*[self.at(f, t) for t in (self.table.terminals if only is None else only)])
 
     def term(self, expr: Expr, f: Frame, facts: Mapping[FactKey, z3.ExprRef] | None = None) -> z3.ExprRef:
         """An expression over parameters, variables and facts, read in a frame (or with given facts)."""
@@ -298,7 +299,11 @@ class Encoding:
         facts_ok = z3.And(
             *[domain_constraint(g.facts[fact_key(s.name, s.domain.type)], s.domain) for s in specs]
         )
-        values = self._assign(t, f, g.facts) if e.kind == "success" else {}
+        if e.kind == "success":
+            values = self._assign(t, f, g.facts)
+        else:  # a raise keeps the state but for the ghost updates it names
+            ups = t.raise_updates.get(e.error or "", ())
+            values = {name: self.term(expr, f, g.facts) for name, expr in ups}
         args = {name: self.term(expr, f) for name, expr in t.args}
         outcome = {s.name: g.facts[fact_key(s.name, s.domain.type)] for s in specs}
         ghosts = {}

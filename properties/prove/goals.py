@@ -25,6 +25,11 @@ class Goal:
     expect: Literal["holds", "violated"]
     expr: Expr | None = None
     prop_index: int | None = None
+    at: tuple[str, ...] | None = None
+    """A bound's terminals (None: all)."""
+
+    def judged_at(self, place: str, terminals: object) -> bool:
+        return place in terminals and (self.at is None or place in self.at)  # type: ignore[operator]
 
     def holds(self, enc: Encoding, f: Frame) -> z3.BoolRef:
         if self.kind == "trace":
@@ -32,7 +37,7 @@ class Goal:
             return enc.property_ok(self.prop_index, f)
         assert self.expr is not None
         claim = enc.term(self.expr, f)
-        return z3.Implies(enc.terminal(f), claim) if self.kind == "bound" else claim
+        return z3.Implies(enc.terminal(f, self.at), claim) if self.kind == "bound" else claim
 
     def edge(self) -> tuple[Expr, Expr, int] | None:
         """For a bound `lhs <= rhs` (or <, >=, >): the sides and the offset at which it is met exactly."""
@@ -47,6 +52,8 @@ class Goal:
             return e.right, e.left, 0
         if e.op == ">":
             return e.right, e.left, -1
+        if e.op == "==":  # an exact count: tight when a run reaches the judged terminal
+            return e.left, e.right, 0
         return None
 
 
@@ -67,7 +74,7 @@ def describe_property(p: TraceProperty) -> str:
 
 def table_goals(table: Table) -> tuple[Goal, ...]:
     """Every claim in declaration order: invariants, bounds, lemmas, then trace properties."""
-    out = [Goal(c.name, c.kind, render(c.expr), c.expect, expr=c.expr) for c in table.claims + table.lemmas]
+    out = [Goal(c.name, c.kind, c.text, c.expect, expr=c.expr, at=c.at) for c in table.claims + table.lemmas]
     out += [
         Goal(p.name, "trace", describe_property(p), p.expect, prop_index=i)
         for i, p in enumerate(table.trace_properties)

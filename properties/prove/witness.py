@@ -146,7 +146,7 @@ def find_tight(
 
     def target(frames: list[Frame]) -> z3.BoolRef:
         last = frames[-1]
-        return z3.And(enc.terminal(last), enc.term(lhs, last) == enc.term(rhs, last) + offset)
+        return z3.And(enc.terminal(last, goal.at), enc.term(lhs, last) == enc.term(rhs, last) + offset)
 
     defaults = enc.table.defaults()
     found = search(enc, enc.parameter_values(defaults), target, min(depth, SAT_DEPTH), deadline, background)
@@ -154,7 +154,7 @@ def find_tight(
         left, right = compile_expr(lhs), compile_expr(rhs)
 
         def meets(place: str, env: Mapping[str, Value], monitors: MonitorState) -> bool:
-            return place in enc.table.terminals and left(env) == right(env) + offset  # type: ignore[operator]
+            return goal.judged_at(place, enc.table.terminals) and left(env) == right(env) + offset  # type: ignore[operator]
 
         found = _explicit(enc, configurations(enc.table), meets, deadline)
     return None if found is None else replay_tight(enc, goal, found)
@@ -171,7 +171,7 @@ def _violated(enc: Encoding, goal: Goal) -> StateCheck:
     assert goal.expr is not None
     claim = compile_expr(goal.expr)
     if goal.kind == "bound":
-        return lambda place, env, m: place in enc.table.terminals and not claim(env)
+        return lambda place, env, m: goal.judged_at(place, enc.table.terminals) and not claim(env)
     return lambda place, env, m: not claim(env)
 
 
