@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 
 import pytest
+from turnbound.properties.conformance.messages import trace_messages
 from turnbound.properties.conformance.validate import validate
-from turnbound.properties.conformance.wire import trace_messages
 from turnbound.properties.explore.explorer import explore
 from turnbound.properties.export.promela import export_promela
 from turnbound.properties.export.spin import run_spin, spin_available

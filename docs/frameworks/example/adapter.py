@@ -45,16 +45,16 @@ def run_turn(table: Table, params: Mapping[str, int], host: Host) -> tuple[str, 
 
     def model(history: list[str], tools: bool) -> Reply:
         last_offered[0] = tools
+        counts["model_requests"] += 1  # a request counts once made, whatever comes back
         outcome = ask("model_request", {"tools": tools})
-        counts["model_requests"] += 1
         if outcome.raise_ is not None:
             raise ModelFailure(outcome.raise_)
         facts = complete(table.operations["model_request"].facts, outcome.facts or {})
         return Reply(tuple(range(int(facts["calls"]))), "an answer" if facts["hasText"] else None)
 
     def tool(index: int) -> str:
-        outcome = ask("run_tool", {"index": index})
         counts["tool_executions"] += 1
+        outcome = ask("run_tool", {"index": index})
         if outcome.raise_ is not None:
             raise ToolFailure(outcome.raise_)
         return "tool output"
