@@ -165,3 +165,24 @@ def test_none_is_a_type_error_before_any_request() -> None:
     with pytest.raises(TypeError, match="'<=' not supported"):
         agent.run("Look it up.")
     assert calls == []
+
+
+def test_planning_requests_on_the_real_agent_match_the_table(table: Table, real: ThreadedScheduler) -> None:
+    """Plans before steps 1, 1 + I, 1 + 2I, ... and never counted as steps: N + 2 + floor((N - 1) / |I|)."""
+    script = Script(
+        {
+            "model_request": [Outcome(facts={"calls": 1})] * 8,
+            "run_tool": [Outcome(facts={"ok": True})] * 8,
+            "plan_request": [Outcome(facts={})] * 8,
+            "final_answer_request": [Outcome(facts={})],
+        }
+    )
+    for interval in (-3, -2, -1, 1, 2, 3):
+        for steps in range(1, 8):
+            params = {**DEFAULTS, "maxSteps": steps, "planning": 1, "planningInterval": interval}
+            observed = drive(real, params, ScriptHost(script))
+            expected = run(table, ScriptHost(script), params)
+            assert observed.end is not None, (interval, steps, observed.fault)
+            assert [op for op, _, _ in observed.calls] == expected.ops, (interval, steps)
+            plans = 1 + (steps - 1) // abs(interval)
+            assert observed.end.counters["model_requests"] == steps + plans + 1, (interval, steps)
