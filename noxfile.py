@@ -60,6 +60,13 @@ FRAMEWORKS: tuple[Framework, ...] = (
         "tests/frameworks/test_openai_agents_real.py",
         fuzz=500,
     ),
+    Framework(
+        "smolagents",
+        "smolagents",
+        ("smolagents", "huggingface-hub"),
+        "turnbound.properties.adapters.smolagents:scheduler",
+        "tests/frameworks/test_smolagents_real.py",
+    ),
 )
 
 

@@ -23,7 +23,7 @@ README = Path(__file__).resolve().parent.parent / "README.md"
 
 
 def test_the_framework_profiles_are_the_ones_with_both_count_bounds() -> None:
-    assert [t.name for t in framework_tables()] == ["langgraph-react", "openai-agents", "pydantic-ai"]
+    assert [t.name for t in framework_tables()] == ["langgraph-react", "openai-agents", "pydantic-ai", "smolagents"]
 
 
 def test_a_row_is_computed_by_the_engines() -> None:
