@@ -13,10 +13,10 @@ import pytest
 pytest.importorskip("smolagents")
 
 from turnbound.properties.adapters import smolagents as adapter
-from turnbound.properties.conform import run_case
-from turnbound.properties.conform_cases import bundled_cases
+from turnbound.properties.conformance.cases import bundled_cases
+from turnbound.properties.conformance.runner import run_case
+from turnbound.properties.conformance.vectors import bundled_vector_cases
 from turnbound.properties.scheduler import Observed, ThreadedScheduler, drive
-from turnbound.properties.vectors import bundled_vector_cases
 from turnbound.reference.host import Script, ScriptHost
 from turnbound.reference.interpreter import run
 from turnbound.reference.outcomes import Outcome

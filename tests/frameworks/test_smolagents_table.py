@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from turnbound.properties.adapters import pinned
 from turnbound.properties.adapters import smolagents as adapter
-from turnbound.properties.prover import ProofResult, Prover
+from turnbound.properties.prove.prover import ProofResult, Prover
 from turnbound.reference.cases import check_case
 from turnbound.reference.errors import DefinitionError
 from turnbound.reference.host import Script, ScriptHost
