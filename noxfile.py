@@ -57,6 +57,13 @@ FRAMEWORKS: tuple[Framework, ...] = (
         "tests/frameworks/test_openai_agents_real.py",
         fuzz=500,
     ),
+    Framework(
+        "google-adk",
+        "google-adk",
+        ("google-adk", "google-genai"),
+        "turnbound.properties.adapters.google_adk:scheduler",
+        "tests/frameworks/test_google_adk_real.py",
+    ),
 )
 
 
