@@ -61,6 +61,13 @@ FRAMEWORKS: tuple[Framework, ...] = (
         fuzz=500,
     ),
     Framework(
+        "google-adk",
+        "google-adk",
+        ("google-adk", "google-genai"),
+        "turnbound.properties.adapters.google_adk:scheduler",
+        "tests/frameworks/test_google_adk_real.py",
+    ),
+    Framework(
         "smolagents",
         "smolagents",
         ("smolagents", "huggingface-hub"),

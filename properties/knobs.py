@@ -41,6 +41,8 @@ class KnobRow:
     exits: tuple[str, ...]
     """The terminals of the runs with the most requests at N = AT_CAP."""
     verdicts: tuple[str, str]
+    unbounded: tuple[bool, ...] = ()
+    """For N = 0..5: the runs at N reach the table's step horizon (N means no limit): shown as ∞."""
 
 
 def is_framework(table: Table) -> bool:
@@ -72,10 +74,12 @@ def knob_row(table: Table) -> KnobRow:
     knob = table.parameters[0]
     requests: list[int | None] = []
     tools: list[int | None] = []
+    unbounded: list[bool] = []
     exits: tuple[str, ...] = ()
     for n in N_VALUES:
         summary = explore(table, {knob.name: n}).summary
         decided = summary.complete
+        unbounded.append(any(c.kind == "termination" and c.verdict == "violated" for c in summary.claims))
         requests.append(summary.max.get(REQUESTS, 0) if decided else None)
         tools.append(summary.max.get(TOOLS, 0) if decided else None)
         if n == AT_CAP and decided:
@@ -93,6 +97,7 @@ def knob_row(table: Table) -> KnobRow:
         tools=tuple(tools),
         exits=exits,
         verdicts=(verdicts[0], verdicts[1]),
+        unbounded=tuple(unbounded),
     )
 
 
@@ -102,8 +107,13 @@ def _verdict(verdict: str, tight: bool | None) -> str:
     return verdict
 
 
-def _series(values: Sequence[int | None]) -> str:
-    return ", ".join("?" if v is None else str(v) for v in values)
+def _series(values: Sequence[int | None], unbounded: Sequence[bool] = ()) -> str:
+    def cell(i: int, v: int | None) -> str:
+        if i < len(unbounded) and unbounded[i]:
+            return "∞"
+        return "?" if v is None else str(v)
+
+    return ", ".join(cell(i, v) for i, v in enumerate(values))
 
 
 def markdown(rows: Sequence[KnobRow], pages: str = "docs/frameworks/") -> str:
@@ -115,7 +125,8 @@ def markdown(rows: Sequence[KnobRow], pages: str = "docs/frameworks/") -> str:
     )
     lines = [
         f"| [{r.framework}]({pages}{r.profile}.md) | `{r.knob}` ({r.default}) | {r.counts} | "
-        f"{_series(r.requests)} | {_series(r.tools)} | requests: {r.verdicts[0]}; tools: {r.verdicts[1]} | "
+        f"{_series(r.requests, r.unbounded)} | {_series(r.tools, r.unbounded)} | "
+        f"requests: {r.verdicts[0]}; tools: {r.verdicts[1]} | "
         f"{', '.join(f'`{e}`' for e in r.exits) or '—'} |\n"
         for r in rows
     ]

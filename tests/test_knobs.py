@@ -23,7 +23,13 @@ README = Path(__file__).resolve().parent.parent / "README.md"
 
 
 def test_the_framework_profiles_are_the_ones_with_both_count_bounds() -> None:
-    assert [t.name for t in framework_tables()] == ["langgraph-react", "openai-agents", "pydantic-ai", "smolagents"]
+    assert [t.name for t in framework_tables()] == [
+        "google-adk",
+        "langgraph-react",
+        "openai-agents",
+        "pydantic-ai",
+        "smolagents",
+    ]
 
 
 def test_a_row_is_computed_by_the_engines() -> None:
@@ -43,6 +49,13 @@ def test_markdown_marks_an_undecided_value() -> None:
     row = KnobRow("p", "fw 1.0", "n", 3, "counts a|b", (0, None), (0, 1), (), ("proved for every N", "unknown"))
     text = markdown([row])
     assert "| 0, ? | 0, 1 |" in text and "| — |" in text
+
+
+def test_markdown_marks_a_value_without_a_limit_as_unbounded() -> None:
+    row = KnobRow(
+        "p", "fw 1.0", "n", 3, "counts", (15, 1), (10, 2), (), ("proved", "proved"), unbounded=(True, False)
+    )
+    assert "| ∞, 1 | ∞, 2 |" in markdown([row])
 
 
 def test_the_block_is_replaced_between_the_markers_only() -> None:
