@@ -20,6 +20,19 @@ class TurnboundError(Exception):
     def __str__(self) -> str:
         return super().__str__().translate(_CONTROL)
 
+    def __reduce__(self) -> tuple[object, ...]:
+        # A search worker hands its error to the parent process by pickle; the subclasses'
+        # own __init__ signatures can not rebuild one from its message alone, and a pool
+        # whose result could not be unpickled waits for it forever.
+        return (_rebuild, (type(self), self.args, dict(self.__dict__)))
+
+
+def _rebuild(cls: type[TurnboundError], args: tuple[object, ...], state: dict[str, object]) -> TurnboundError:
+    error = cls.__new__(cls)
+    Exception.__init__(error, *args)
+    error.__dict__.update(state)
+    return error
+
 
 class DefinitionError(TurnboundError):
     """A table, case, script or vector is not well formed."""

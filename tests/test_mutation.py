@@ -14,6 +14,7 @@ from turnbound.properties.mutation.engines import _time_limit, _TimedOut, graph_
 from turnbound.properties.mutation.mutants import mutants
 from turnbound.properties.mutation.score import MutantResult, MutationReport, mutate, read_document
 from turnbound.reference.loader import load_table
+from turnbound.reference.profiles import load_profile
 from turnbound.reference.table import Table
 
 # A loop of steps within a budget. `steps >= 0` in the guard of `work` is implied by the
@@ -336,3 +337,18 @@ def test_a_lost_ghost_update_is_equivalent_and_a_lost_state_update_is_not(
     report = mutate(table, only=["work.update.asked.remove"], engines=("loader", "explore"), progress=False)
     (r,) = report.results
     assert r.status == status
+
+
+def test_a_mutant_whose_internal_steps_never_end_is_a_kill_not_an_error() -> None:
+    """google-adk's model_error_propagates sent back to its own location: the counter it bumps grows
+    at every internal step, the explorer stops it as a livelock, and that is the mutant's kill."""
+    report = mutate(
+        load_profile("google-adk"),
+        only=["model_error_propagates.to.model_failed"],
+        engines=("loader", "explore"),
+        jobs=1,
+        progress=False,
+    )
+    (result,) = report.results
+    assert result.status == "killed" and result.killed_by("explore") is not None
+    assert "internal transitions in a row without a host call" in result.kills[0].summary

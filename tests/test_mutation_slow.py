@@ -29,6 +29,7 @@ pytestmark = pytest.mark.slow
         ("dsh-turn-unguarded", 40),
         ("pydantic-ai", 150),
         ("smolagents", 400),
+        ("google-adk", 150),
     ],
 )
 def test_the_profile_scores_100_percent_of_non_equivalent_mutants(

@@ -32,7 +32,7 @@ from turnbound.properties.mutation.mutants import Document, Mutant
 from turnbound.properties.prove.prover import ProofResult, Prover
 from turnbound.properties.scheduler import ReferenceScheduler
 from turnbound.reference.cases import Case, check_case
-from turnbound.reference.errors import DefinitionError, TurnboundError
+from turnbound.reference.errors import DefinitionError, RunError, TurnboundError
 from turnbound.reference.ghosts import ghost_names
 from turnbound.reference.profiles import profile_cases
 from turnbound.reference.table import Table
@@ -369,7 +369,11 @@ def check_explore(base: Baseline, table: Table) -> Explored:
     same = True
     hidden = ghost_names(table)
     for params, digest in zip(base.configs, base.digests, strict=True):
-        exploration = explore(table, params, max_states=base.state_limit)
+        try:
+            exploration = explore(table, params, max_states=base.state_limit)
+        except RunError as exc:  # the mutant's own steps can not go on (a livelock): its behaviour differs
+            kill = Kill("explore", f"at {_fmt(params)}: {exc}", {"params": dict(params), "message": str(exc)})
+            return Explored(kill, False)
         summary = exploration.summary
         if not summary.ok:
             return Explored(_explorer_kill(summary, base.state_limit), False)
