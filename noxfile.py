@@ -57,6 +57,14 @@ FRAMEWORKS: tuple[Framework, ...] = (
         "tests/frameworks/test_openai_agents_real.py",
         fuzz=500,
     ),
+    Framework(
+        "strands-agents",
+        "strands-agents",
+        ("strands-agents", "opentelemetry-api"),
+        "turnbound.properties.adapters.strands_agents:scheduler",
+        "tests/frameworks/test_strands_agents_real.py",
+        fuzz=500,
+    ),
 )
 
 
