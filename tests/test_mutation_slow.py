@@ -28,6 +28,7 @@ pytestmark = pytest.mark.slow
         ("dsh-turn-guard-refire", 100),
         ("dsh-turn-unguarded", 40),
         ("pydantic-ai", 150),
+        ("strands-agents", 250),
     ],
 )
 def test_the_profile_scores_100_percent_of_non_equivalent_mutants(
