@@ -74,6 +74,14 @@ FRAMEWORKS: tuple[Framework, ...] = (
         "turnbound.properties.adapters.smolagents:scheduler",
         "tests/frameworks/test_smolagents_real.py",
     ),
+    Framework(
+        "strands-agents",
+        "strands-agents",
+        ("strands-agents", "opentelemetry-api"),
+        "turnbound.properties.adapters.strands_agents:scheduler",
+        "tests/frameworks/test_strands_agents_real.py",
+        fuzz=500,
+    ),
 )
 
 

@@ -29,6 +29,7 @@ def test_the_framework_profiles_are_the_ones_with_both_count_bounds() -> None:
         "openai-agents",
         "pydantic-ai",
         "smolagents",
+        "strands-agents",
     ]
 
 
@@ -43,6 +44,14 @@ def test_a_row_is_computed_by_the_engines() -> None:
 def test_a_profile_without_the_count_bounds_is_one_line() -> None:
     with pytest.raises(DefinitionError, match="deeptutor-scheduler: not a framework profile"):
         knob_row(load_profile("deeptutor-scheduler"))
+
+
+def test_a_knob_that_is_off_by_default_is_explored_on_and_shown_as_no_limit() -> None:
+    row = knob_row(load_profile("strands-agents"))
+    # limits=None is strands' default; limits={'turns': N}: N cycles, up to 6 model calls each (throttled retries)
+    assert row.default is None and "| `turns` (no limit) |" in markdown([row])
+    assert row.requests == (0, 6, 12, 18, 24, 30) and row.tools == (0, 2, 4, 6, 8, 10)
+    assert "limit_turns" in row.exits
 
 
 def test_markdown_marks_an_undecided_value() -> None:

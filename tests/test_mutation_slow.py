@@ -30,6 +30,7 @@ pytestmark = pytest.mark.slow
         ("pydantic-ai", 150),
         ("smolagents", 400),
         ("google-adk", 150),
+        ("strands-agents", 250),
     ],
 )
 def test_the_profile_scores_100_percent_of_non_equivalent_mutants(
