@@ -711,11 +711,17 @@ class _Loader:
                     f"{e.name!r} is already the name of a parameter, variable, fact, enum member or claim",
                 )
             taken.add(e.name)
-            op = operations.get(e.op)
-            if op is None:
-                raise self.fail(f"{where}.op", f"unknown operation {e.op!r}; declare it under [operations]")
-            if e.raise_ is not None and e.raise_ not in op.raises:
-                raise self.fail(f"{where}.raise", f"{e.op} does not raise {e.raise_!r}")
+            if isinstance(e, MonitorDoc) and e.op == ANY_OP:
+                if e.raise_ is not None and e.raise_ not in failures:
+                    raise self.fail(f"{where}.raise", f"unknown failure {e.raise_!r}")
+            else:
+                op = operations.get(e.op)
+                if op is None:
+                    raise self.fail(
+                        f"{where}.op", f"unknown operation {e.op!r}; declare it under [operations]"
+                    )
+                if e.raise_ is not None and e.raise_ not in op.raises:
+                    raise self.fail(f"{where}.raise", f"{e.op} does not raise {e.raise_!r}")
             if isinstance(e, MonitorDoc) and e.kind == "count":
                 out.append(Variable(e.name, INT, Lit(0, INT), doc=e.doc, ghost=True))
             else:
@@ -724,10 +730,16 @@ class _Loader:
         return tuple(out)
 
     def step_scope(
-        self, state_scope: Scope, op: Operation, raise_: str | None, failures: Mapping[str, Failure]
+        self, state_scope: Scope, op: Operation | None, raise_: str | None, failures: Mapping[str, Failure]
     ) -> dict[str, Symbol]:
-        """Plain names: the state before the call; `next.x` after; `arg.a` sent; `fact.f` returned."""
+        """Plain names: the state before the call; `next.x` after; `arg.a` sent; `fact.f` returned
+        (for a monitor of any operation: the state, and a failure's fields)."""
         scope: dict[str, Symbol] = dict(state_scope)
+        if op is None:
+            specs = () if raise_ is None else failures[raise_].fields
+            for f in specs:
+                scope[f"fact.{f.name}"] = Symbol(f"fact.{f.name}", "fact", f.domain.type)
+            return scope
         for name, sym in state_scope.items():
             if sym.kind == "var":
                 scope[f"next.{name}"] = Symbol(f"next.{name}", "var", sym.type)
@@ -744,7 +756,7 @@ class _Loader:
         out = []
         for i, m in enumerate(self.doc.monitors):
             where = f"monitors[{i}] {m.name!r}"
-            scope = self.step_scope(state_scope, operations[m.op], m.raise_, failures)
+            scope = self.step_scope(state_scope, operations.get(m.op), m.raise_, failures)
             when = self.expr(f"{where}.when", m.when, scope, BOOL)
             out.append(Monitor(m.name, m.kind, m.op, m.raise_, when, m.doc))
         return tuple(out)

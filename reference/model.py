@@ -126,7 +126,7 @@ class MonitorDoc(_Strict):
 
     name: str
     kind: Literal["once", "count", "previous", "so_far"]
-    op: str
+    op: str = Field(description="The operation whose calls it watches; `any` for every operation.")
     raise_: str | None = Field(
         default=None,
         alias="raise",

@@ -22,7 +22,7 @@ from dataclasses import replace
 
 from turnbound.reference.errors import TableError
 from turnbound.reference.expr import FALSE, TRUE, Arith, Compare, Cond, Expr, Lit, Logic, Neg, Not, Ref, refs
-from turnbound.reference.table import Monitor, StepClaim, Transition
+from turnbound.reference.table import ANY_OP, Monitor, StepClaim, Transition
 from turnbound.reference.types import BOOL, INT
 
 Updates = tuple[tuple[str, Expr], ...]
@@ -99,7 +99,7 @@ class _Compiler:
         """The edge's updates with every monitor's and step claim's ghost update added."""
         out = list(updates)
         for m in monitors:
-            matches = m.op == t.op and m.raise_ == raise_
+            matches = m.op in (t.op, ANY_OP) and m.raise_ == raise_
             if not matches and m.kind != "previous":
                 continue
             me = Ref(m.name, "var", INT if m.kind == "count" else BOOL)

@@ -479,3 +479,38 @@ def test_a_claim_can_not_read_an_argument_computed_from_an_earlier_fact() -> Non
         DefinitionError, match=r"reads arg.sent, which transition 'enough' computes from the fact 'more'"
     ):
         load_table_text(text, "pasttime.toml")
+
+
+def test_a_monitor_of_any_operation_sees_every_call() -> None:
+    table = load_table_text(
+        BASE
+        + """
+[[monitors]]
+name = "calls"
+kind = "count"
+op = "any"
+
+[[monitors]]
+name = "boom_last"
+kind = "previous"
+op = "any"
+raise = "boom"
+when = "fact.loud or not fact.loud"
+
+[[bounds]]
+name = "failed_by_the_last_call"
+expr = "boom_last and calls == steps"
+at = ["failed"]
+
+[[bounds]]
+name = "every_call_counted"
+expr = "calls == steps + 1"
+at = ["done"]
+""",
+        "pasttime.toml",
+    )
+    summary = explore(table, {"budget": 2}).summary
+    assert summary.claim("failed_by_the_last_call").verdict == "holds"
+    assert summary.claim("every_call_counted").verdict == "holds"
+    with pytest.raises(DefinitionError, match=r"monitors\[5\] 'm'.raise: unknown failure 'nope'"):
+        load_table_text(BASE + '[[monitors]]\nname = "m"\nkind = "once"\nop = "any"\nraise = "nope"\n')

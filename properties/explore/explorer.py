@@ -315,8 +315,10 @@ def _pure_calls(table: Table) -> frozenset[str]:
     for t in table.transitions:
         if t.op is None:
             continue
-        own = {f.name for f in table.operations[t.op].facts}
-        names = {r.name for _, e in t.updates for r in refs(e) if r.kind not in ("param", "var")}
+        op = table.operations[t.op]
+        own = {f.name for f in op.facts} | {f.name for err in op.raises for f in table.failures[err].fields}
+        made = [*t.updates, *(u for ups in t.raise_updates.values() for u in ups)]
+        names = {r.name for _, e in made for r in refs(e) if r.kind not in ("param", "var")}
         if names <= own:
             out.add(t.id)
     return frozenset(out)
