@@ -26,7 +26,7 @@ from turnbound.reference.expr_compile import Slotted, compile_expr, compile_slot
 from turnbound.reference.outcomes import Outcome, complete, contract_violation
 from turnbound.reference.proved import guards_proved
 from turnbound.reference.table import CONTRACT_VIOLATION, Operation, Table, Transition, ValueSpec
-from turnbound.reference.types import Value
+from turnbound.reference.types import IntType, Value
 
 INT_LIMIT = 2**63
 """No variable ever holds an integer beyond +-INT_LIMIT: an update that leaves it grows
@@ -46,6 +46,14 @@ class State(NamedTuple):
 
 Facts = tuple[tuple[str, Value], ...]
 
+_new_state = tuple.__new__
+"""`State` built from one tuple without the named tuple's Python-level constructor."""
+
+
+def _too_large(name: str, tid: str, v: int) -> ValueTooLarge:
+    digits = len(str(abs(v))) if v.bit_length() < 10_000 else int(v.bit_length() * 0.30103) + 1
+    return ValueTooLarge(name, tid, digits, _INT_LIMIT_TEXT)
+
 
 @dataclass(frozen=True)
 class _CompiledTransition:
@@ -54,6 +62,8 @@ class _CompiledTransition:
     args: tuple[tuple[str, Slotted], ...]
     updates: tuple[tuple[int, Slotted], ...]
     reads_earlier_facts: bool
+    int_slots: tuple[int, ...]
+    """The updated variables of type int: each is checked against INT_LIMIT."""
     """A host transition whose updates read facts other than its own call's (those the
     state it leaves could read): its updates see both, the call's own facts on top."""
 
@@ -151,6 +161,7 @@ class Machine:
             tuple((a, compile_slotted(e, slots, params)) for a, e in t.args),
             tuple((slots[v], compile_slotted(e, slots, params)) for v, e in t.updates),
             t.op is not None and not read <= own,
+            tuple(slots[v] for v, _ in t.updates if isinstance(self.table.variables[slots[v]].type, IntType)),
         )
 
     def _facts(self, facts: Facts) -> dict[str, Value]:
@@ -229,16 +240,16 @@ class Machine:
             return values
         out = list(values)
         for i, fn in c.updates:  # simultaneous: every right side reads the pre-state
-            v = fn(values, f)
-            if type(v) is int and not -INT_LIMIT <= v <= INT_LIMIT:
-                digits = len(str(abs(v))) if v.bit_length() < 10_000 else int(v.bit_length() * 0.30103) + 1
-                raise ValueTooLarge(self.var_names[i], c.t.id, digits, _INT_LIMIT_TEXT)
-            out[i] = v
+            out[i] = fn(values, f)
+        for i in c.int_slots:
+            v = out[i]
+            if not -INT_LIMIT <= v <= INT_LIMIT:  # type: ignore[operator]
+                raise _too_large(self.var_names[i], c.t.id, v)  # type: ignore[arg-type]
         return tuple(out)
 
     def take_internal(self, state: State, t: Transition) -> State:
         c = self._by_id[t.id]
-        return State(t.target, self._updated(c, state.values, self._facts(state.facts)))
+        return _new_state(State, (t.target, self._updated(c, state.values, self._facts(state.facts)), ()))
 
     def violation(self, t: Transition, outcome: Outcome) -> str | None:
         assert t.op is not None
@@ -277,11 +288,11 @@ class Machine:
         else:
             items, filled = self._completed_facts(self.table.operations[t.op or ""], outcome)
         if outcome.raise_ is not None:
-            return State(t.on_raise[outcome.raise_], state.values, items)
+            return _new_state(State, (t.on_raise[outcome.raise_], state.values, items))
         c = self._by_id[t.id]
         if c.reads_earlier_facts:
             filled = {**self._facts(state.facts), **filled}
-        return State(t.target, self._updated(c, state.values, filled), items)
+        return _new_state(State, (t.target, self._updated(c, state.values, filled), items))
 
     def contract_state(self, state: State) -> State:
         return State(CONTRACT_VIOLATION, state.values)
