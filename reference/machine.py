@@ -139,11 +139,11 @@ class Machine:
         self._counters = tuple((n, self._index[n]) for n in table.counters)
         self._counter_names = tuple(table.counters)
         self._counter_values = _picker(tuple(self._index[n] for n in table.counters))
-        self._out: dict[str, tuple[_CompiledTransition, ...]] = {
-            loc: tuple(self._compile(t) for t in ts) for loc, ts in table.outgoing.items()
-        }
+        self._out: dict[str, tuple[_CompiledTransition, ...]] = {}
+        """Each location's transitions, compiled when a run first reaches it (a conformance run
+        builds a machine per parameter assignment and visits few locations)."""
         self._first_enabled = guards_proved(table)
-        self._by_id = {c.t.id: c for cs in self._out.values() for c in cs}
+        self._by_id: dict[str, _CompiledTransition] = {}
         self._outcomes: dict[str, tuple[Outcome, ...]] = {}
         self._env: tuple[State, dict[str, Value]] | None = None
         self._fact_maps: dict[Facts, dict[str, Value]] = {(): {}}
@@ -163,6 +163,16 @@ class Machine:
             t.op is not None and not read <= own,
             tuple(slots[v] for v, _ in t.updates if isinstance(self.table.variables[slots[v]].type, IntType)),
         )
+
+    def _at(self, location: str) -> tuple[_CompiledTransition, ...]:
+        compiled = tuple(self._compile(t) for t in self.table.outgoing.get(location, ()))
+        self._out[location] = compiled
+        self._by_id.update((c.t.id, c) for c in compiled)
+        return compiled
+
+    def _transition(self, t: Transition) -> _CompiledTransition:
+        self._at(t.source)
+        return self._by_id[t.id]
 
     def _facts(self, facts: Facts) -> dict[str, Value]:
         """One shared mapping per distinct fact tuple (read-only)."""
@@ -209,7 +219,9 @@ class Machine:
     def select(self, state: State) -> Transition:
         """The one enabled transition; a stuck or nondeterministic state is an error naming all candidates."""
         location, values, facts = state
-        candidates = self._out.get(location, ())
+        candidates = self._out.get(location)
+        if candidates is None:
+            candidates = self._at(location)
         f = self._fact_maps.get(facts) or self._facts(facts)
         if self._first_enabled:
             for c in candidates:
@@ -224,7 +236,7 @@ class Machine:
         raise Nondeterminism(location, self.describe(state), [t.id for t in enabled])
 
     def args(self, state: State, t: Transition) -> dict[str, Value]:
-        compiled = self._by_id[t.id].args
+        compiled = (self._by_id.get(t.id) or self._transition(t)).args
         if not compiled:
             return {}
         values, facts = state.values, state.facts
@@ -248,7 +260,7 @@ class Machine:
         return tuple(out)
 
     def take_internal(self, state: State, t: Transition) -> State:
-        c = self._by_id[t.id]
+        c = self._by_id.get(t.id) or self._transition(t)
         return _new_state(State, (t.target, self._updated(c, state.values, self._facts(state.facts)), ()))
 
     def violation(self, t: Transition, outcome: Outcome) -> str | None:
@@ -289,7 +301,7 @@ class Machine:
             items, filled = self._completed_facts(self.table.operations[t.op or ""], outcome)
         if outcome.raise_ is not None:
             return _new_state(State, (t.on_raise[outcome.raise_], state.values, items))
-        c = self._by_id[t.id]
+        c = self._by_id.get(t.id) or self._transition(t)
         if c.reads_earlier_facts:
             filled = {**self._facts(state.facts), **filled}
         return _new_state(State, (t.target, self._updated(c, state.values, filled), items))
