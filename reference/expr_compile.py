@@ -63,3 +63,86 @@ def _and(a: Compiled, b: Compiled) -> Compiled:
 
 def _or(a: Compiled, b: Compiled) -> Compiled:
     return lambda env: a(env) or b(env)
+
+
+Slotted = Callable[[tuple[Value, ...], Mapping[str, Value]], Value]
+"""An expression over a state's values (by slot) and the facts readable there."""
+
+
+def compile_slotted(node: Expr, slots: Mapping[str, int], params: Mapping[str, Value]) -> Slotted:
+    """A closure over (values, facts): parameters bound as constants, variables read by slot.
+
+    What the one step evaluates: no environment dict is built per state. A name that is
+    neither a parameter nor a variable is read from the facts mapping.
+    """
+    if isinstance(node, Lit):
+        value = node.value
+        return lambda v, f: value
+    if isinstance(node, Ref):
+        name = node.name
+        if node.kind == "param" and name in params:
+            bound = params[name]
+            return lambda v, f: bound
+        if node.kind == "var" and name in slots:
+            i = slots[name]
+            return lambda v, f: v[i]
+        return lambda v, f: f[name]
+
+    def sub(n: Expr) -> Slotted:
+        return compile_slotted(n, slots, params)
+
+    if isinstance(node, Not):
+        inner = sub(node.operand)
+        return lambda v, f: not inner(v, f)
+    if isinstance(node, Neg):
+        inner = sub(node.operand)
+        return lambda v, f: -inner(v, f)  # type: ignore[operator]
+    if isinstance(node, Arith | Compare):
+        op = _ARITH[node.op] if isinstance(node, Arith) else _CMP[node.op]
+        return _binary(op, node.left, node.right, slots, params)
+    if isinstance(node, Logic):
+        parts = [sub(o) for o in node.operands]
+        fn = parts[-1]
+        for part in reversed(parts[:-1]):
+            fn = _and2(part, fn) if node.op == "and" else _or2(part, fn)
+        return fn
+    assert isinstance(node, Cond)
+    test, then, orelse = sub(node.test), sub(node.then), sub(node.orelse)
+    return lambda v, f: then(v, f) if test(v, f) else orelse(v, f)
+
+
+def _and2(a: Slotted, b: Slotted) -> Slotted:
+    return lambda v, f: a(v, f) and b(v, f)
+
+
+def _or2(a: Slotted, b: Slotted) -> Slotted:
+    return lambda v, f: a(v, f) or b(v, f)
+
+
+def _leaf(node: Expr, slots: Mapping[str, int], params: Mapping[str, Value]) -> tuple[str, Any] | None:
+    """A constant (literal or bound parameter) or a variable slot; None for anything else."""
+    if isinstance(node, Lit):
+        return "const", node.value
+    if isinstance(node, Ref) and node.kind == "param" and node.name in params:
+        return "const", params[node.name]
+    if isinstance(node, Ref) and node.kind == "var" and node.name in slots:
+        return "slot", slots[node.name]
+    return None
+
+
+def _binary(
+    op: Callable[[Any, Any], Any], a: Expr, b: Expr, slots: Mapping[str, int], params: Mapping[str, Value]
+) -> Slotted:
+    """A comparison or arithmetic node; a variable against a constant or another variable (the
+    usual guard and counter update) reads its slots directly instead of calling two closures."""
+    la, lb = _leaf(a, slots, params), _leaf(b, slots, params)
+    if la is not None and lb is not None:
+        (ka, xa), (kb, xb) = la, lb
+        if ka == "slot" and kb == "const":
+            return lambda v, f: op(v[xa], xb)
+        if ka == "const" and kb == "slot":
+            return lambda v, f: op(xa, v[xb])
+        if ka == "slot" and kb == "slot":
+            return lambda v, f: op(v[xa], v[xb])
+    left, right = compile_slotted(a, slots, params), compile_slotted(b, slots, params)
+    return lambda v, f: op(left(v, f), right(v, f))

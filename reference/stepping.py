@@ -72,6 +72,27 @@ def step_limit(table: Table, max_steps: int | None = None) -> int:
 
 F = TypeVar("F")
 
+_STEP_FIELDS = set(Step.model_fields)
+_set_attr = object.__setattr__
+
+
+def trusted_step(
+    op: str, args: dict[str, Value], outcome: Outcome, counters: dict[str, int], transition: str
+) -> Step:
+    """`Step.model_construct` for values the machine made itself, without its per-field loop
+    (every field is given, the model has no aliases, extras or private attributes): a step
+    record is built once per host call, the hottest allocation of a run."""
+    step = Step.__new__(Step)
+    _set_attr(
+        step,
+        "__dict__",
+        {"op": op, "args": args, "outcome": outcome, "counters": counters, "transition": transition},
+    )
+    _set_attr(step, "__pydantic_fields_set__", _STEP_FIELDS.copy())
+    _set_attr(step, "__pydantic_extra__", None)
+    _set_attr(step, "__pydantic_private__", None)
+    return step
+
 
 class Turn(Generic[F]):
     """One run of a machine, advanced one host call at a time."""
@@ -140,18 +161,21 @@ class Turn(Generic[F]):
 
     def _advance(self) -> F | None:
         m = self.machine
-        seen: set[object] = set()
+        seen: set[object] | None = None
         internal = 0
+        path = self.path
         while not m.is_terminal(self.state):
             if len(self.steps) >= self.horizon:
                 self.terminal = HORIZON
                 return None
             t = m.select(self.state)
-            self.path.append(t.id)
+            path.append(t.id)
             if t.op is not None:
                 self.pending = (t, m.args(self.state, t))
                 return None
-            if self.state in seen:
+            if seen is None:
+                seen = set()
+            elif self.state in seen:
                 raise Livelock(self.state.location, internal, self.path[-internal - 1 :], repeats=True)
             if internal >= MAX_INTERNAL:
                 raise Livelock(self.state.location, internal, self.path[-4:])
@@ -179,9 +203,7 @@ class Turn(Generic[F]):
         self.pending = None
         violation = m.violation(t, outcome)
         self.state = m.contract_state(self.state) if violation else m.take_outcome(self.state, t, outcome)
-        step = Step.model_construct(
-            op=t.op or "", args=args, outcome=outcome, counters=m.counters(self.state), transition=t.id
-        )
+        step = trusted_step(t.op or "", args, outcome, m.counters(self.state), t.id)
         self.steps.append(step)
         self._entered = (True, t.id)
         if violation is not None:

@@ -27,6 +27,7 @@ import z3
 from turnbound.reference.errors import TableError
 from turnbound.reference.expr import Expr, refs, render
 from turnbound.reference.expr_z3 import const, decode, domain_constraint, to_z3, type_constraint
+from turnbound.reference.proved import mark_guards_proved
 from turnbound.reference.readable import readable_facts, table_entering
 from turnbound.reference.table import Table, Transition, ValueSpec
 from turnbound.reference.types import INT, IntType, Value
@@ -307,6 +308,7 @@ def check_wellformed(table: Table) -> None:
     if problems:
         first = problems[0]
         raise TableError(table.source, f"location {first.location!r}", first.message())
+    mark_guards_proved(table)
 
 
 @contextmanager

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from turnbound.properties.cli.app import COMMANDS, app, load_all_commands, short_help
 from turnbound.properties.cli.main import main
 
 CASES = Path(__file__).resolve().parent.parent / "spec" / "cases" / "deeptutor-scheduler"
@@ -141,3 +142,22 @@ def test_console_script_runs_as_a_module() -> None:
     )
     assert proc.returncode == 0
     assert proc.stdout.splitlines()[-1] == "PASS: 1 cases"
+
+
+def test_help_lists_every_command_without_importing_it() -> None:
+    """The lazy registry names each command's module and help as the command itself does."""
+    code = (
+        "import sys; from turnbound.properties.cli.main import main; main(['--help']); "
+        "print(sorted(m for m in sys.modules if m.startswith(('turnbound.properties.explore', "
+        "'turnbound.properties.prove', 'hypothesis', 'z3', 'networkx'))))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.rstrip().endswith("[]"), out
+    load_all_commands()
+    assert set(app.commands) == set(COMMANDS)
+    for name, (module, text) in COMMANDS.items():
+        command = app.commands[name]
+        assert command.callback is not None
+        assert command.callback.__module__ == f"turnbound.properties.cli.{module}", name
+        for limit in (30, 45, 60, 74, 200):
+            assert short_help(text, limit) == command.get_short_help_str(limit), (name, limit)

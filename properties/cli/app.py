@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import math
 import sys
@@ -13,10 +14,84 @@ from rich.console import Console
 from turnbound.reference.errors import DefinitionError
 from turnbound.reference.limits import MAX_PARAMETER_RANGE, MAX_PARAMETER_VALUE, MAX_SECONDS
 
+COMMANDS: dict[str, tuple[str, str]] = {
+    "check": (
+        "check",
+        "Check PROFILES (default: every bundled profile) with cases, exploration, fuzzing and proofs.",
+    ),
+    "conform": (
+        "conform",
+        "Check an implementation of PROFILE against the reference: conform PROFILE [options] -- COMMAND...",
+    ),
+    "explore": ("explore", "Explore every reachable state of PROFILE (a bundled name or a .toml path)."),
+    "export": ("export", "A table in another engine's language."),
+    "fuzz": ("fuzz", "Fuzz PROFILE with the Hypothesis state machine generated from its table."),
+    "graph": ("graph", "Draw PROFILE (a bundled name or a .toml path) as a picture."),
+    "knobs": (
+        "knobs",
+        'The "what max N means" table of the framework PROFILES (default: every bundled one).',
+    ),
+    "mutate": ("mutate", "Mutate PROFILE's table systematically and report which engine kills each mutant."),
+    "profiles": ("interpret", "List the bundled profiles."),
+    "prove": (
+        "prove",
+        "Prove the invariants, bounds and trace properties of PROFILE for all parameter values.",
+    ),
+    "run": ("interpret", "Run the reference on PROFILE (a bundled name or a .toml path)."),
+    "validate": (
+        "validate",
+        "Check LOG (protocol v1 messages, one JSON object per line) against PROFILE's table.",
+    ),
+    "vectors": (
+        "vectors",
+        "Conformance vectors: language-neutral runs of the reference (spec/vectors/<profile>/).",
+    ),
+}
+"""Each command: the module under `turnbound.properties.cli` that defines it, and the first
+paragraph of its help, which `--help` shortens as click does (a test checks both against the
+commands themselves)."""
 
-@click.group(name="turnbound", context_settings={"help_option_names": ["-h", "--help"]})
+
+class LazyGroup(click.Group):
+    """Imports a command's module only when that command runs: `turnbound --help` and
+    `turnbound run` do not pay for the explorer, the prover or Hypothesis."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(self.commands) | set(COMMANDS))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in COMMANDS:
+            importlib.import_module(f"turnbound.properties.cli.{COMMANDS[cmd_name][0]}")
+        return super().get_command(ctx, cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        names = self.list_commands(ctx)
+        limit = formatter.width - 6 - max((len(n) for n in names), default=0)
+        rows = []
+        for name in names:
+            if name in self.commands:
+                rows.append((name, self.commands[name].get_short_help_str(limit)))
+            else:
+                rows.append((name, short_help(COMMANDS[name][1], limit)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+def short_help(text: str, limit: int) -> str:
+    """A help paragraph shortened exactly as click shortens a command's own."""
+    return click.Command("_", help=text).get_short_help_str(limit)
+
+
+@click.group(name="turnbound", cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 def app() -> None:
     """Model checking, property tests and a reference implementation for agent turn budgets."""
+
+
+def load_all_commands() -> None:
+    """Import every command module (documentation and tests that walk the whole command tree)."""
+    for module in sorted({m for m, _ in COMMANDS.values()}):
+        importlib.import_module(f"turnbound.properties.cli.{module}")
 
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Machine-readable output on stdout.")

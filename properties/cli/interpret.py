@@ -17,7 +17,6 @@ from turnbound.properties.cli.app import (
     parse_param_values,
     usage_error,
 )
-from turnbound.properties.export.itf import write_itf
 from turnbound.reference.cases import CaseResult, check_case
 from turnbound.reference.errors import DefinitionError
 from turnbound.reference.host import ScriptHost, check_script, parse_script
@@ -148,6 +147,8 @@ def _run_script(
     check_script(table, host_script, str(path), violations_expected)
     trace = run_table(table, ScriptHost(host_script), params)
     if itf is not None:
+        from turnbound.properties.export.itf import write_itf  # only when asked: it needs the explorer
+
         write_itf(itf, table, trace, {"description": f"{table.name} on {path}"})
     if as_json:
         emit_json(trace.to_json())

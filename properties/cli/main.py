@@ -5,20 +5,6 @@ from __future__ import annotations
 import sys
 
 import click
-from turnbound.properties.cli import (
-    check,  # noqa: F401  (registers commands)
-    conform,  # noqa: F401  (registers commands)
-    explore,  # noqa: F401  (registers commands)
-    export,  # noqa: F401  (registers commands)
-    fuzz,  # noqa: F401  (registers commands)
-    graph,  # noqa: F401  (registers commands)
-    interpret,  # noqa: F401  (registers commands)
-    knobs,  # noqa: F401  (registers commands)
-    mutate,  # noqa: F401  (registers commands)
-    prove,  # noqa: F401  (registers commands)
-    validate,  # noqa: F401  (registers commands)
-    vectors,  # noqa: F401  (registers commands)
-)
 from turnbound.properties.cli.app import CommandFailed, app
 from turnbound.reference.errors import TurnboundError
 

@@ -45,6 +45,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from operator import itemgetter
@@ -324,32 +325,18 @@ def _pure_calls(table: Table) -> frozenset[str]:
     return frozenset(out)
 
 
-class _Reads:
-    """Which variables (by index) and facts each group of expressions reads, as key functions."""
-
-    def __init__(self, machine: Machine) -> None:
-        index = {name: i for i, name in enumerate(machine.var_names)}
-        groups: dict[tuple[str, str], list[Expr]] = {}
-        for t in machine.table.transitions:
-            groups.setdefault(("at", t.source), []).append(t.guard)
-            groups.setdefault(("args", t.id), []).extend(e for _, e in t.args)
-            groups.setdefault(("update", t.id), []).extend(e for _, e in t.updates)
-        self.keys: dict[tuple[str, str], Callable[[State], tuple[object, object]]] = {}
-        for group, exprs in groups.items():
-            names = {r for e in exprs for r in refs(e)}
-            variables = sorted(index[r.name] for r in names if r.kind == "var")
-            facts = frozenset(r.name for r in names if r.kind == "fact")
-            self.keys[group] = _key_function(variables, facts)
-
-    def key(self, group: tuple[str, str], state: State) -> tuple[object, object]:
-        return self.keys[group](state) if group in self.keys else ((), ())
-
-
-def _key_function(variables: list[int], facts: frozenset[str]) -> Callable[[State], tuple[object, object]]:
-    pick: Callable[[tuple[Value, ...]], object] = itemgetter(*variables) if variables else (lambda v: ())
-    if not facts:
-        return lambda state: (pick(state.values), ())
-    return lambda state: (pick(state.values), tuple(f for f in state.facts if f[0] in facts))
+def _select_keys(machine: Machine) -> dict[str, tuple[Callable[[tuple[Value, ...]], object], bool]]:
+    """Per location, what its guards read: the variables' slots (as one picker) and whether
+    any fact. States that agree on those select the same transition (the loader's scopes
+    guarantee nothing else is read), so the search selects once per such class."""
+    slots = {name: i for i, name in enumerate(machine.var_names)}
+    out: dict[str, tuple[Callable[[tuple[Value, ...]], object], bool]] = {}
+    for location in machine.table.locations:
+        names = {r for t in machine.table.outgoing.get(location, ()) for r in refs(t.guard)}
+        variables = sorted(slots[r.name] for r in names if r.kind == "var")
+        pick: Callable[[tuple[Value, ...]], object] = itemgetter(*variables) if variables else (lambda v: ())
+        out[location] = (pick, any(r.kind not in ("var", "param") for r in names))
+    return out
 
 
 class _Search:
@@ -382,15 +369,14 @@ class _Search:
         self.run_errors: dict[int, RunError] = {}
         self.complete = True
         self.limit: str | None = None
-        self._reads = _Reads(machine)
-        self._select_memo: dict[tuple[object, ...], Transition] = {}
-        self._args_memo: dict[tuple[object, ...], tuple[dict[str, Value], tuple[tuple[str, Value], ...]]] = {}
-        self._internal_memo: dict[tuple[object, ...], State] = {}
         self._pure_calls = _pure_calls(machine.table)
         self._call_memo: dict[tuple[str, tuple[Value, ...]], tuple[State, ...]] = {}
         self._monitor_memo: dict[
             tuple[MonitorState, str, tuple[tuple[str, Value], ...], int], MonitorState
         ] = {}
+        self._label_rows: dict[str, list[int]] = {}
+        self._select_keys = _select_keys(machine)
+        self._select_memo: dict[tuple[object, ...], Transition] = {}
 
     def _label_id(self, t: Transition, outcome: int) -> int:
         key = (t.id, outcome)
@@ -402,9 +388,7 @@ class _Search:
         return lid
 
     def _add(self, node: Node, parent: int, label: int, calls: int, depth: int) -> int:
-        i = self.index.get(node)
-        if i is not None:
-            return i
+        """A node not seen before: its index, with its shortest path's last step."""
         i = len(self.nodes)
         self.index[node] = i
         self.nodes.append(node)
@@ -459,59 +443,71 @@ class _Search:
                 self.complete, self.limit = False, self.limit or exc.limit
                 continue
         self.first_edge.append(len(self.dst))
+        self._count_coverage()
+
+    def _count_coverage(self) -> None:
+        """Edges per transition, an outcome that joins another's edge included."""
+        per_label = Counter(self.label)
+        for alts in self.alternatives.values():
+            per_label.update(alts)
+        for lid in sorted(per_label):
+            tid = self.labels[lid][0].id
+            self.coverage[tid] = self.coverage.get(tid, 0) + per_label[lid]
+
+    def _label_row(self, t: Transition) -> list[int]:
+        row = self._label_rows.get(t.id)
+        if row is None:
+            n = len(self.machine.outcomes(t.op)) if t.op is not None else 1
+            row = self._label_rows[t.id] = [-1] * n
+        return row
 
     def _expand(self, i: int, state: State, mon: MonitorState) -> None:
         """Add node i's successors: the machine's one step, once per outcome of a host call."""
-        try:
-            t = self._select(state)
-        except LimitReached:
-            raise
-        except RunError as exc:
-            self.run_errors[i] = exc
-            return
-        calls, depth = self.calls[i], self.depth[i] + 1
-        if t.op is None:
-            lid = self._label_id(t, -1)
-            self._edge(i, self._add((self._after_internal(state, t), mon), i, lid, calls, depth), lid)
-            return
-        args, args_key = self._args(state, t)
-        targets: dict[int, int] = {}
-        for k, after in enumerate(self._after_call(state, t)):
-            m2 = self._monitor_step(mon, t.op, args, args_key, k) if mon else mon
-            lid = self._label_id(t, k)
-            j = self._add((after, m2), i, lid, calls + 1, depth)
-            if j in targets:
-                self.alternatives.setdefault(targets[j], []).append(lid)
-                self.coverage[t.id] = self.coverage.get(t.id, 0) + 1
-                continue
-            targets[j] = len(self.dst)
-            self._edge(i, j, lid)
-
-    # Memoized steps of the machine. Each is keyed by exactly what it reads: the
-    # variables and facts its expressions name (the loader's scopes guarantee that
-    # nothing else is read), so states differing elsewhere share one evaluation.
-
-    def _select(self, state: State) -> Transition:
-        key = (state.location, *self._reads.key(("at", state.location), state))
+        machine = self.machine
+        location, values, facts = state
+        pick, reads_facts = self._select_keys[location]
+        key = (location, pick(values), facts if reads_facts else None)
         t = self._select_memo.get(key)
         if t is None:
-            t = self._select_memo[key] = self.machine.select(state)
-        return t
+            try:
+                t = self._select_memo[key] = machine.select(state)
+            except LimitReached:
+                raise
+            except RunError as exc:
+                self.run_errors[i] = exc
+                return
+        calls, depth = self.calls[i], self.depth[i] + 1
+        row = self._label_rows.get(t.id) or self._label_row(t)
+        index, dst, label = self.index, self.dst, self.label
+        if t.op is None:
+            lid = row[0] if row[0] >= 0 else self._new_label(row, t, 0, -1)
+            node = (machine.take_internal(state, t), mon)
+            j = index.get(node)
+            if j is None:
+                j = self._add(node, i, lid, calls, depth)
+            dst.append(j)
+            label.append(lid)
+            return
+        op = t.op
+        args = machine.args(state, t) if mon else {}
+        args_key = tuple(args.items())
+        targets: dict[int, int] = {}
+        for k, after in enumerate(self._after_call(state, t)):
+            lid = row[k] if row[k] >= 0 else self._new_label(row, t, k, k)
+            node = (after, self._monitor_step(mon, op, args, args_key, k) if mon else mon)
+            j = index.get(node)
+            if j is None:
+                j = self._add(node, i, lid, calls + 1, depth)
+            elif j in targets:
+                self.alternatives.setdefault(targets[j], []).append(lid)
+                continue
+            targets[j] = len(dst)
+            dst.append(j)
+            label.append(lid)
 
-    def _args(self, state: State, t: Transition) -> tuple[dict[str, Value], tuple[tuple[str, Value], ...]]:
-        key = (t.id, *self._reads.key(("args", t.id), state))
-        found = self._args_memo.get(key)
-        if found is None:
-            args = self.machine.args(state, t)
-            found = self._args_memo[key] = (args, tuple(sorted(args.items())))
-        return found
-
-    def _after_internal(self, state: State, t: Transition) -> State:
-        key = (t.id, state.values, self._reads.key(("update", t.id), state)[1])
-        found = self._internal_memo.get(key)
-        if found is None:
-            found = self._internal_memo[key] = self.machine.take_internal(state, t)
-        return found
+    def _new_label(self, row: list[int], t: Transition, slot: int, outcome: int) -> int:
+        row[slot] = lid = self._label_id(t, outcome)
+        return lid
 
     def _after_call(self, state: State, t: Transition) -> tuple[State, ...]:
         """The state after each outcome of `t`'s host call.
@@ -528,12 +524,6 @@ class _Search:
             if key is not None:
                 self._call_memo[key] = found
         return found
-
-    def _edge(self, i: int, j: int, lid: int) -> None:
-        self.dst.append(j)
-        self.label.append(lid)
-        tid = self.labels[lid][0].id
-        self.coverage[tid] = self.coverage.get(tid, 0) + 1
 
     def successors(self, i: int) -> list[int]:
         return self.dst[self.first_edge[i] : self.first_edge[i + 1]]

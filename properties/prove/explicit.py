@@ -12,6 +12,7 @@ witness; the same enumeration also samples reachable states to discard candidate
 from __future__ import annotations
 
 import time
+import weakref
 from collections.abc import Callable, Iterator, Mapping
 from itertools import product
 
@@ -27,12 +28,20 @@ DEFAULT_CAP = 20_000
 SAMPLE_CAP = 600
 
 Node = tuple[State, MonitorState]
+MonitorKey = tuple[MonitorState, str, tuple[tuple[str, Value], ...], int]
+"""Monitor state, operation, arguments and outcome index: the monitors' step is a function of them."""
 StateCheck = Callable[[str, Mapping[str, Value], MonitorState], bool]
 """A target: place, parameters + variables + readable facts, monitor states."""
 
 
 class Graph:
-    """Breadth-first enumeration of (state, monitor state) pairs, with a parent per node."""
+    """Breadth-first enumeration of (state, monitor state) pairs, with a parent per node.
+
+    Memoized for the prover's many questions at one parameter assignment: the search from
+    the initial state is kept (`from_start` scans the nodes found so far before expanding
+    further, in the same order, so it returns the path a fresh search would), and so are
+    each node's successors and each monitor step.
+    """
 
     def __init__(self, enc: Encoding, params: Mapping[str, int], cap: int) -> None:
         self.enc = enc
@@ -40,8 +49,24 @@ class Graph:
         self.monitors = Monitors(enc.table)
         self.cap = cap
         self.edge_index = {(e.transition.id, e.kind, e.error): e for e in enc.edges}
+        self.start: Node = (self.machine.initial(), self.monitors.initial())
+        self._succ: dict[Node, tuple[tuple[Edge, dict[str, Value], Node], ...]] = {}
+        self._monitor_memo: dict[
+            tuple[MonitorState, str, tuple[tuple[str, Value], ...], int], MonitorState
+        ] = {}
+        self._nodes: list[Node] = [self.start]
+        self._parent: list[tuple[int, Edge, dict[str, Value]] | None] = [None]
+        self._seen: dict[Node, int] = {self.start: 0}
+        self._expanded = 0
+        self._envs: list[Mapping[str, Value]] = []
 
-    def successors(self, node: Node) -> Iterator[tuple[Edge, dict[str, Value], Node]]:
+    def successors(self, node: Node) -> tuple[tuple[Edge, dict[str, Value], Node], ...]:
+        found = self._succ.get(node)
+        if found is None:
+            found = self._succ[node] = tuple(self._successors(node))
+        return found
+
+    def _successors(self, node: Node) -> Iterator[tuple[Edge, dict[str, Value], Node]]:
         state, ms = node
         if self.machine.is_terminal(state):
             return
@@ -53,15 +78,49 @@ class Graph:
             yield self.edge_index[(t.id, "internal", None)], {}, (self.machine.take_internal(state, t), ms)
             return
         args = self.machine.args(state, t)
+        args_key = tuple(args.items())
         table = self.enc.table
-        for outcome in self.machine.outcomes(t.op):
-            nxt = (self.machine.take_outcome(state, t, outcome), self.monitors.step(ms, t.op, args, outcome))
+        for k, outcome in enumerate(self.machine.outcomes(t.op)):
+            key = (ms, t.op, args_key, k)
+            m2 = self._monitor_memo.get(key)
+            if m2 is None:
+                m2 = self._monitor_memo[key] = self.monitors.step(ms, t.op, args, outcome)
+            nxt = (self.machine.take_outcome(state, t, outcome), m2)
             if outcome.raise_ is None:
                 values = complete(table.operations[t.op].facts, outcome.facts or {})
                 yield self.edge_index[(t.id, "success", None)], values, nxt
             else:
                 values = complete(table.failures[outcome.raise_].fields, outcome.fields)
                 yield self.edge_index[(t.id, "raise", outcome.raise_)], values, nxt
+
+    def env(self, i: int) -> Mapping[str, Value]:
+        """Parameters, variables and readable facts of the i-th node from the start (kept)."""
+        envs = self._envs
+        while len(envs) <= i:
+            envs.append(dict(self.machine.env(self._nodes[len(envs)][0])))
+        return envs[i]
+
+    def from_start(
+        self, target: Callable[[int, Node], bool], deadline: float
+    ) -> tuple[list[tuple[Node, Edge, dict[str, Value]]] | None, bool]:
+        """The shortest path from the initial state to a node meeting the target (given the
+        node's index and the node), and whether the search was exhaustive."""
+        nodes, parent, seen = self._nodes, self._parent, self._seen
+        i = 0
+        while i < len(nodes):
+            if i % 512 == 0 and time.monotonic() > deadline:
+                return None, False
+            if target(i, nodes[i]):
+                return _path(nodes, parent, i), True
+            if i >= self._expanded:
+                for edge, values, nxt in self.successors(nodes[i]):
+                    if nxt not in seen and len(nodes) < self.cap:
+                        seen[nxt] = len(nodes)
+                        nodes.append(nxt)
+                        parent.append((i, edge, values))
+                self._expanded = i + 1
+            i += 1
+        return None, len(nodes) < self.cap
 
     def bfs(
         self, start: Node, target: Callable[[Node], bool], deadline: float
@@ -75,12 +134,7 @@ class Graph:
             if i % 512 == 0 and time.monotonic() > deadline:
                 return None, False
             if target(nodes[i]):
-                path: list[tuple[Node, Edge, dict[str, Value]]] = []
-                j = i
-                while (link := parent[j]) is not None:
-                    path.append((nodes[j], link[1], link[2]))
-                    j = link[0]
-                return path[::-1], True
+                return _path(nodes, parent, i), True
             for edge, values, nxt in self.successors(nodes[i]):
                 if nxt not in seen and len(nodes) < self.cap:
                     seen[nxt] = len(nodes)
@@ -94,18 +148,44 @@ class Graph:
         return StateValues(state.location, self.machine.variables(state), dict(state.facts), ms)
 
 
+def _path(
+    nodes: list[Node], parent: list[tuple[int, Edge, dict[str, Value]] | None], i: int
+) -> list[tuple[Node, Edge, dict[str, Value]]]:
+    path: list[tuple[Node, Edge, dict[str, Value]]] = []
+    j = i
+    while (link := parent[j]) is not None:
+        path.append((nodes[j], link[1], link[2]))
+        j = link[0]
+    return path[::-1]
+
+
+_GRAPHS: weakref.WeakKeyDictionary[Encoding, dict[tuple[tuple[str, int], ...], Graph]] = (
+    weakref.WeakKeyDictionary()
+)
+"""The memoized searches of each encoding (one prover's), per parameter assignment."""
+
+
+def graph_for(enc: Encoding, params: Mapping[str, int], cap: int) -> Graph:
+    per_params = _GRAPHS.setdefault(enc, {})
+    key = (*sorted(params.items()), ("", cap))
+    graph = per_params.get(key)
+    if graph is None:
+        graph = per_params[key] = Graph(enc, params, cap)
+    return graph
+
+
 def search_state(
     enc: Encoding, params: Mapping[str, int], target: StateCheck, deadline: float, cap: int = DEFAULT_CAP
 ) -> tuple[Run | None, bool]:
     """The shortest run to a state meeting the target, continued to the nearest terminal;
     and whether the search covered every reachable state (so None means: there is none)."""
-    graph = Graph(enc, params, cap)
-    start: Node = (graph.machine.initial(), graph.monitors.initial())
+    graph = graph_for(enc, params, cap)
+    start = graph.start
 
-    def meets(node: Node) -> bool:
-        return target(node[0].location, graph.machine.env(node[0]), node[1])
+    def meets(i: int, node: Node) -> bool:
+        return target(node[0].location, graph.env(i), node[1])
 
-    path, exhaustive = graph.bfs(start, meets, deadline)
+    path, exhaustive = graph.from_start(meets, deadline)
     if path is None:
         return None, exhaustive
     end = path[-1][0] if path else start

@@ -1,0 +1,107 @@
+"""The compiled step agrees with the plain expression closures, and takes the first enabled
+guard only for tables the loader proved deterministic."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+
+import pytest
+from turnbound.reference.expr import Expr
+from turnbound.reference.expr_compile import compile_expr, compile_slotted
+from turnbound.reference.machine import Machine, State
+from turnbound.reference.outcomes import Outcome
+from turnbound.reference.profiles import load_profile, profile_names
+from turnbound.reference.proved import guards_proved
+from turnbound.reference.readable import readable_facts, table_entering
+from turnbound.reference.stepping import trusted_step
+from turnbound.reference.table import Table
+from turnbound.reference.trace import Step
+from turnbound.reference.types import BoolType, IntType, Value
+
+
+def _value(rng: random.Random, type_: object) -> Value:
+    if isinstance(type_, BoolType):
+        return rng.random() < 0.5
+    if isinstance(type_, IntType):
+        return rng.randint(-3, 12)
+    members = type_.members  # type: ignore[attr-defined]
+    return rng.choice(list(members))
+
+
+def _exprs(table: Table) -> list[tuple[str, Expr]]:
+    out: list[tuple[str, Expr]] = []
+    for t in table.transitions:
+        out.append((t.source, t.guard))
+        out.extend((t.source, e) for _, e in t.args)
+        out.extend((t.source, e) for _, e in t.updates)
+    return out
+
+
+@pytest.mark.parametrize("name", profile_names())
+def test_slotted_closures_agree_with_environment_closures(name: str) -> None:
+    table = load_profile(name)
+    machine = Machine(table)
+    slots = {n: i for i, n in enumerate(machine.var_names)}
+    readable = readable_facts(table.initial, table_entering(table))
+    rng = random.Random(name)
+    checked = 0
+    for location, expr in _exprs(table):
+        plain, slotted = compile_expr(expr), compile_slotted(expr, slots, machine.params)
+        for _ in range(20):
+            values = tuple(_value(rng, v.type) for v in table.variables)
+            facts = {n: _value(rng, specs[0].domain.type) for n, specs in readable.get(location, {}).items()}
+            env = {**machine.params, **dict(zip(machine.var_names, values, strict=True)), **facts}
+            try:
+                expected: object = plain(env)
+            except (KeyError, TypeError) as exc:
+                expected = type(exc)
+            try:
+                got: object = slotted(values, facts)
+            except (KeyError, TypeError) as exc:
+                got = type(exc)
+            assert got == expected and type(got) is type(expected), (location, expr)
+            checked += 1
+    assert checked > 0
+
+
+def test_a_loaded_table_is_proved_and_a_rewritten_one_is_not() -> None:
+    table = load_profile("tool-call-budget")
+    assert guards_proved(table)
+    rewritten = dataclasses.replace(table, title=table.title + " (rewritten)")
+    assert not guards_proved(rewritten)
+    assert Machine(table)._first_enabled and not Machine(rewritten)._first_enabled
+
+
+def test_states_are_plain_tuples() -> None:
+    state = State("loop", (1, True), (("hasTools", False),))
+    assert state == ("loop", (1, True), (("hasTools", False),))
+    assert hash(state) == hash(("loop", (1, True), (("hasTools", False),)))
+
+
+def test_trusted_step_is_the_constructed_step() -> None:
+    outcome = Outcome.of_facts(hasTools=True)
+    fast = trusted_step("call_round", {"mode": "exploration"}, outcome, {"rounds": 1}, "explore_round")
+    slow = Step.model_construct(
+        op="call_round",
+        args={"mode": "exploration"},
+        outcome=outcome,
+        counters={"rounds": 1},
+        transition="explore_round",
+    )
+    assert fast == slow
+    assert fast.model_dump() == slow.model_dump()
+    assert fast.model_fields_set == slow.model_fields_set
+
+
+def test_the_contract_memo_answers_per_outcome_object() -> None:
+    table = load_profile("deeptutor-scheduler")
+    machine = Machine(table)
+    t = next(t for t in table.transitions if t.op == "call_round")
+    good = machine.outcomes("call_round")[0]
+    bad = Outcome.of_facts(hasTools="yes")
+    assert machine.violation(t, good) is None
+    first = machine.violation(t, bad)
+    assert first is not None and "hasTools" in first
+    assert machine.violation(t, bad) == first
+    assert machine.violation(t, good) is None
