@@ -10,7 +10,8 @@ import networkx as nx
 import pytest
 from turnbound.properties.cli.main import main
 from turnbound.properties.explore.explorer import explore, replay
-from turnbound.properties.mutation.engines import _time_limit, _TimedOut, graph_digest, mutation_ranges
+from turnbound.properties.mutation.baseline import graph_digest, mutation_ranges
+from turnbound.properties.mutation.engines import _time_limit, _TimedOut
 from turnbound.properties.mutation.mutants import mutants
 from turnbound.properties.mutation.score import MutantResult, MutationReport, mutate, read_document
 from turnbound.reference.loader import load_table

@@ -8,7 +8,7 @@ import pytest
 from turnbound.properties.cli.main import main
 from turnbound.properties.explore.explorer import TERMINATES
 from turnbound.properties.explore.sweep import configurations
-from turnbound.properties.mutation.engines import behaviour_digest
+from turnbound.properties.mutation.baseline import behaviour_digest
 from turnbound.properties.mutation.mutants import mutants
 from turnbound.properties.mutation.score import mutate, read_document
 from turnbound.reference.loader import load_table

@@ -19,14 +19,12 @@ from turnbound.properties.cli.app import (
 )
 from turnbound.properties.explore.sweep import configurations
 from turnbound.properties.fuzz.settings import PROFILES
-from turnbound.properties.mutation.engines import (
+from turnbound.properties.mutation.baseline import (
     DEFAULT_FUZZ_SETTINGS,
     DEFAULT_PROVE_TIMEOUT,
-    ENGINE_DOCS,
-    ENGINES,
-    Engine,
     mutation_ranges,
 )
+from turnbound.properties.mutation.engines import ENGINE_DOCS, ENGINES, Engine
 from turnbound.properties.mutation.mutants import OPERATORS
 from turnbound.properties.mutation.score import DEFAULT_JOBS, MutationReport, mutate
 from turnbound.reference.limits import MAX_JOBS

@@ -1,7 +1,7 @@
 """Mutation testing: does some engine tell each mutant of a table from the table itself?
 
 `mutate(table)` makes every mutant (`turnbound.properties.mutation.mutants`) and runs the
-engines on it in order (`mutation_engines.ENGINES`: loader, bundled cases, explorer,
+engines on it in order (`engines.ENGINES`: loader, bundled cases, explorer,
 conformance vectors, the Hypothesis machine as a conformance check against the
 original, the Hypothesis machine on the mutant's claims, the prover), stopping at the
 first that kills it. A mutant no engine kills is *equivalent* if its reachable graphs
@@ -9,7 +9,7 @@ equal the original's (same states and labelled edges up to numbering, the table'
 ghost variables projected out: nothing could tell them apart) over the mutation range
 and then over the rest of the table's own explore ranges, otherwise it *survived*: a
 fault the table's claims, cases and vectors let through. Score = killed / (mutants -
-equivalent). The mutation range (`mutation_engines.mutation_ranges`) keeps the search
+equivalent). The mutation range (`baseline.mutation_ranges`) keeps the search
 for kills fast; the second look keeps `equivalent` from resting on it.
 
 Two passes on a pool of worker processes, results in mutant order whatever order
@@ -55,11 +55,9 @@ from typing import Any, Literal
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from turnbound.properties.mutation.baseline import DEFAULT_FUZZ_SETTINGS, DEFAULT_PROVE_TIMEOUT, Baseline
 from turnbound.properties.mutation.engines import (
-    DEFAULT_FUZZ_SETTINGS,
-    DEFAULT_PROVE_TIMEOUT,
     ENGINES,
-    Baseline,
     Engine,
     Kill,
     check_cases,
