@@ -27,6 +27,7 @@ from turnbound.properties.prove.prover import Prover
 from turnbound.reference.cases import Case, check_case
 from turnbound.reference.errors import DefinitionError
 from turnbound.reference.ghosts import ghost_names
+from turnbound.reference.machine import Machine, State
 from turnbound.reference.profiles import profile_cases
 from turnbound.reference.table import Table
 
@@ -74,12 +75,15 @@ def mutation_ranges(table: Table, span: int = MUTATION_SPAN) -> dict[str, list[i
     return out
 
 
-def graph_digest(g: nx.DiGraph, hidden: frozenset[str] = frozenset()) -> str:
+def graph_digest(g: nx.DiGraph, hidden: frozenset[str] = frozenset(), table: Table | None = None) -> str:
     """An explorer graph up to node numbering: states by location, variables, facts and
-    monitors; edges by their two states and their label (transition id and outcome).
+    monitors; edges by their two states and their label (transition id and outcome), and,
+    given the `table` the graph was explored from, the arguments each host call sends.
 
     `hidden` (a table's ghost variables) are projected out and states that differ only
     in them merge: the loader's ghost rule keeps every behaviour independent of them.
+    The arguments count because they are on the wire: a mutant that sends
+    `recovery=false` where the original sends `true` walks the same states.
     """
     key = {
         n: repr(
@@ -93,13 +97,30 @@ def graph_digest(g: nx.DiGraph, hidden: frozenset[str] = frozenset()) -> str:
         for n, d in g.nodes(data=True)
     }
     lines = sorted(set(key.values()))
-    lines += sorted({f"{key[a]} -> {key[b]} : {d['label']}" for a, b, d in g.edges(data=True)})
+    sent = _arguments(g, table) if table is not None else {}
+    lines += sorted(
+        {f"{key[a]} -> {key[b]} : {d['label']}{sent.get((a, b), '')}" for a, b, d in g.edges(data=True)}
+    )
     return hashlib.sha256("\n".join(lines).encode()).hexdigest()
+
+
+def _arguments(g: nx.DiGraph, table: Table) -> dict[tuple[int, int], str]:
+    """Per host-call edge of the graph, the arguments its call sends, as text."""
+    machine = Machine(table, g.graph["params"])
+    out: dict[tuple[int, int], str] = {}
+    for a, b, d in g.edges(data=True):
+        t = table.transition(d["transition"])
+        if d["op"] is None or not t.args:
+            continue
+        node = g.nodes[a]
+        state = State(node["location"], tuple(node["values"].values()), tuple(sorted(node["facts"].items())))
+        out[(a, b)] = " " + repr(sorted(machine.args(state, t).items()))
+    return out
 
 
 def behaviour_digest(table: Table, params: Mapping[str, int]) -> str:
     """`graph_digest` of the table's reachable graph at `params`, its ghosts projected out."""
-    return graph_digest(explore(table, params).graph, ghost_names(table))
+    return graph_digest(explore(table, params).graph, ghost_names(table), table)
 
 
 @dataclass
@@ -173,7 +194,7 @@ class Baseline:
                     "mutation testing needs a table whose claims hold (run `turnbound explore`)"
                 )
             largest = max(largest, exploration.summary.states)
-            digests.append(graph_digest(exploration.graph, ghost_names(table)))
+            digests.append(graph_digest(exploration.graph, ghost_names(table), table))
             nodes = [d for _, d in exploration.graph.nodes(data=True)]
             if longest is not None and not any(d["horizon"] for d in nodes):
                 longest = max(longest, *(d["calls"] for d in nodes))

@@ -154,7 +154,7 @@ def check_explore(base: Baseline, table: Table) -> Explored:
         summary = exploration.summary
         if not summary.ok:
             return Explored(_explorer_kill(summary, base.state_limit), False)
-        if same and graph_digest(exploration.graph, hidden) != digest:
+        if same and graph_digest(exploration.graph, hidden, table) != digest:
             same = False
     return Explored(None, same)
 
@@ -172,7 +172,7 @@ def confirm_equivalence(base: Baseline, table: Table) -> str | None:
         if not exploration.summary.ok:
             kill = _explorer_kill(exploration.summary, base.state_limit)
             return f"beyond the mutation range (widen it with --param) the explorer kills it: {kill.summary}"
-        if graph_digest(exploration.graph, ghost_names(table)) != digest:
+        if graph_digest(exploration.graph, ghost_names(table), table) != digest:
             return (
                 f"its reachable graph differs from the original's at {_fmt(params)}, beyond the mutation "
                 "range, where every claim still holds (widen the range with --param)"
