@@ -337,3 +337,109 @@ def test_a_lost_ghost_update_is_equivalent_and_a_lost_state_update_is_not(
     report = mutate(table, only=["work.update.asked.remove"], engines=("loader", "explore"), progress=False)
     (r,) = report.results
     assert r.status == status
+
+
+# -- the operators beyond the guards and updates, and the two scores ----------------------------
+
+
+def _mutant_document(table: Table, mutant_id: str) -> dict[str, object]:
+    found = {m.id: m for m in mutants(table, read_document(table))}
+    return found[mutant_id].document
+
+
+def test_the_new_operators_make_the_faults_they_name(deeptutor: Table) -> None:
+    ids = {m.id: m.operator for m in mutants(deeptutor, read_document(deeptutor))}
+    assert ids["recovery_round.arg.recovery.flip"] == "argument-value"
+    assert ids["salvage.arg.reason.budget"] == "argument-value"
+    assert ids["explore_round.on_raise.host_failure.error"] == "raise-target"
+    assert ids["budget_forced_finish.update.rounds+extra_rounds.remove"] == "remove-update-pair"
+    assert ids["round_done.priority.truncated.over.reasoningBudgetExhausted"] == "fact-priority"
+    assert ids["accept.step.drop"] == "drop-step"
+    # a host call whose facts the next guards read is not bypassed (the mutant would not be a table)
+    assert "explore_round.step.drop" not in ids
+    doc = _mutant_document(deeptutor, "round_done.priority.truncated.over.reasoningBudgetExhausted")
+    guards = {t["id"]: t["guard"] for t in doc["transitions"]}  # type: ignore[attr-defined]
+    assert guards["reasoning_retry"].endswith("and not truncated")
+    assert guards["continue_truncated"] == "not hasTools and (not reasoningBudgetExhausted or truncated) and truncated"
+    accept = next(t for t in _mutant_document(deeptutor, "accept.step.drop")["transitions"] if t["id"] == "accept")  # type: ignore[attr-defined]
+    assert "op" not in accept and accept["to"] == "finish"
+
+
+def test_every_new_operator_makes_tables_the_loader_accepts(deeptutor: Table) -> None:
+    """Each new operator keeps the table deterministic and covered, so its mutants test the checks,
+    not the loader."""
+    new = ["argument-value", "raise-target", "remove-update-pair", "fact-priority", "drop-step"]
+    found = mutants(deeptutor, read_document(deeptutor), new)
+    assert {m.operator for m in found} == set(new)
+    for m in found:
+        m.load("deeptutor-scheduler.toml")
+
+
+TWO_SCORES = [
+    "salvage.arg.reason.budget",  # no claim reads the salvage's reason; the seed's case does
+    "budget_forced_finish.update.rounds+extra_rounds.remove",  # rounds_accounted still holds
+    "budget_forced_finish.update.rounds.remove",  # rounds_accounted breaks, and the seed's totals
+]
+
+
+@pytest.fixture(scope="module")
+def two_scores(deeptutor: Table) -> MutationReport:
+    return mutate(deeptutor, only=TWO_SCORES, engines=("loader", "cases", "explore"), progress=False)
+
+
+def test_each_family_runs_until_one_of_its_engines_kills(two_scores: MutationReport) -> None:
+    got = results(two_scores)
+    reason = got["salvage.arg.reason.budget"]
+    assert reason.status == "killed" and reason.ran == ("loader", "cases", "explore")
+    assert reason.first_kill("claims") is None
+    kill = reason.first_kill("differential")
+    assert kill is not None and kill.engine == "cases"
+    assert "forced_finish call 1: reason=budget, expected error" in kill.summary
+    pair = got["budget_forced_finish.update.rounds+extra_rounds.remove"]
+    assert pair.first_kill("claims") is None and pair.first_kill("differential") is not None
+    single = got["budget_forced_finish.update.rounds.remove"]
+    assert [k.engine for k in single.kills] == ["cases", "explore"]
+
+
+def test_the_two_scores_count_their_own_families(two_scores: MutationReport) -> None:
+    r = two_scores
+    assert r.killed == 3 and r.equivalent == 0
+    assert r.claims_score == pytest.approx(1 / 3) and r.differential_score == 1.0
+    assert [m.id for m in r.escapes("claims")] == TWO_SCORES[:2]
+    data = r.to_json()
+    assert data["claims_killed"] == 1 and data["differential_killed"] == 3
+    assert data["claims_score"] == round(1 / 3, 6) and data["differential_score"] == 1.0
+    reason = next(m for m in data["results"] if m["id"] == "salvage.arg.reason.budget")
+    assert reason["killed_by_claims"] is None and reason["killed_by_differential"] == "cases"
+
+
+def test_a_score_whose_engines_did_not_run_is_not_measured(small_report: MutationReport) -> None:
+    assert small_report.differential_score is None and small_report.claims_score is not None
+    assert small_report.to_json()["differential_killed"] is None
+
+
+def test_an_argument_mutant_is_not_equivalent(deeptutor: Table) -> None:
+    """It walks the original's states, but sends another value: the digest counts the arguments."""
+    report = mutate(deeptutor, only=["salvage.arg.reason.budget"], engines=("loader", "explore"), progress=False)
+    (r,) = report.results
+    assert r.status == "survived" and r.kills == ()
+
+
+def test_cli_mutate_prints_both_scores(small: Table, capsys: pytest.CaptureFixture[str]) -> None:
+    report = mutate(small, engines=("loader", "explore"), jobs=1, progress=False)
+    code = main(["mutate", small.source, "--engines", "loader,explore", "--jobs", "1"])
+    out = capsys.readouterr().out
+    judged = len(report.results) - report.equivalent
+    assert code == 1 and report.claims_score is not None
+    assert f"claims score: {report.claims_score:.1%} ({report.killed_in('claims')} of {judged} killed" in out
+    assert "differential score: not measured" in out
+
+
+def test_cli_mutate_names_the_mutants_no_claim_kills(deeptutor: Table, capsys: pytest.CaptureFixture[str]) -> None:
+    only = [a for m in TWO_SCORES for a in ("--mutant", m)]
+    code = main(["mutate", "deeptutor-scheduler", *only, "--engines", "loader,cases,explore"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "claims score: 33.3% (1 of 3 killed" in out and "differential score: 100.0% (3 of 3" in out
+    assert "NOT KILLED BY A CLAIM (2):" in out
+    assert "  salvage.arg.reason.budget: salvage: forced_finish sends reason = budget, not error [cases]" in out

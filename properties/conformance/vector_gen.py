@@ -397,7 +397,8 @@ def dump(model: Vector | Manifest) -> str:
     return json.dumps(model.model_dump(mode="json", by_alias=True, exclude_none=True), indent=2) + "\n"
 
 
-_VECTOR_FILE = re.compile(r"(case|step)-[A-Za-z0-9_-]+\.json")
+_VECTOR_FILE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*-[A-Za-z0-9_-]+\.json")
+"""A vector file: `case-NAME.json`, or `TRANSITION-DIGEST.json` for a run that covers an edge."""
 
 
 def written_before(table: Table, out: Path) -> set[str]:
