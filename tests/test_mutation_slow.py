@@ -20,15 +20,13 @@ pytestmark = pytest.mark.slow
 
 
 CLAIMS_FLOOR = {
-    "deeptutor-scheduler": 0.0,
-    "tool-call-budget": 0.0,
     "dsh-turn-guard": 160 / 177,
     "dsh-turn-guard-refire": 153 / 170,
     "dsh-turn-unguarded": 49 / 57,
-    "pydantic-ai": 0.0,
 }
 """The claims score each table has as it stands (measured without the fuzz engine, which can only
-add kills): a floor, to be raised to 1.0 as the tables' claims come to pin what their cases pin."""
+add kills): a floor, to be raised to 1.0 as the tables' claims come to pin what their cases pin.
+The profiles not listed have not been measured yet."""
 
 
 @pytest.mark.parametrize(
@@ -54,7 +52,8 @@ def test_the_profile_scores_100_percent_of_non_equivalent_mutants(
     for r in data["results"]:
         if r["status"] == "killed":
             assert r["kills"][0]["summary"] and r["kills"][0]["engine"] == r["killed_by"]
-    assert data["claims_score"] >= CLAIMS_FLOOR[name] - 1e-6
+    if name in CLAIMS_FLOOR:
+        assert data["claims_score"] >= CLAIMS_FLOOR[name] - 1e-6
     judged = data["mutants"] - data["equivalent"]
     claims = [r for r in data["results"] if r["killed_by_claims"] is not None]
     assert len(claims) == data["claims_killed"] and data["claims_score"] == round(len(claims) / judged, 6)
