@@ -21,6 +21,7 @@ pytestmark = pytest.mark.slow
 
 CLAIMS_FLOOR = {
     "deeptutor-scheduler": 288 / 429,
+    "tool-call-budget": 298 / 340,
     "dsh-turn-guard": 160 / 177,
     "dsh-turn-guard-refire": 153 / 170,
     "dsh-turn-unguarded": 49 / 57,
