@@ -52,3 +52,34 @@ def test_probe_lines_stand_verbatim_in_the_seed() -> None:
     assert len(selected) == 7
     for line in selected:
         assert line in shown
+
+
+def _with_args(case_name: str, args: dict[str, list[dict[str, object]]]) -> object:
+    case = next(c for c in profile_cases(load_profile("tool-call-budget")) if c.name == case_name)
+    return case.model_copy(update={"expect": case.expect.model_copy(update={"args": args})})
+
+
+def test_a_case_compares_the_arguments_as_sent() -> None:
+    """The seed's trailers 9, 8, 7: a table that sent 9, 7, 7 would pass a names-only case."""
+    table = load_profile("tool-call-budget")
+    wrong = _with_args("answer_before_cap", {"run_tool": [{"remaining": 9}, {"remaining": 7}, {"remaining": 7}]})
+    result = check_case(table, wrong)  # type: ignore[arg-type]
+    assert result.mismatches == ("run_tool call 2: remaining=8, expected 7",)
+    short = _with_args("answer_before_cap", {"run_tool": [{"remaining": 9}]})
+    assert check_case(table, short).mismatches == (  # type: ignore[arg-type]
+        "run_tool called 3 times, expected arguments for 1",
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ({"launch": [{}]}, "case kill_switch: expect.args.launch: no operation 'launch'"),
+        ({"request": [{"colour": True}]}, "case kill_switch: expect.args.request[1]: request has no argument 'colour'"),
+        ({"request": [{"tools": "no"}]}, "case kill_switch: expect.args.request[1].tools: 'no' is not a bool"),
+    ],
+)
+def test_expected_arguments_the_table_does_not_declare_are_named(args: dict[str, list[dict[str, object]]], message: str) -> None:
+    result = check_case(load_profile("tool-call-budget"), _with_args("kill_switch", args))  # type: ignore[arg-type]
+    assert not result.passed and result.trace is None
+    assert result.mismatches[0].startswith(message)

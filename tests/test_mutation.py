@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from pathlib import Path
 
@@ -10,7 +11,8 @@ import networkx as nx
 import pytest
 from turnbound.properties.cli.main import main
 from turnbound.properties.explore.explorer import explore, replay
-from turnbound.properties.mutation.engines import _time_limit, _TimedOut, graph_digest, mutation_ranges
+from turnbound.properties.mutation.baseline import graph_digest, mutation_ranges
+from turnbound.properties.mutation.engines import _time_limit, _TimedOut
 from turnbound.properties.mutation.mutants import mutants
 from turnbound.properties.mutation.score import MutantResult, MutationReport, mutate, read_document
 from turnbound.reference.loader import load_table
@@ -357,3 +359,129 @@ def test_a_mutant_whose_internal_steps_never_end_is_a_kill_not_an_error() -> Non
     (result,) = report.results
     assert result.status == "killed" and result.killed_by("explore") is not None
     assert "internal transitions in a row without a host call" in result.kills[0].summary
+
+
+# -- the operators beyond the guards and updates, and the two scores ----------------------------
+
+
+def _mutant_document(table: Table, mutant_id: str) -> dict[str, object]:
+    found = {m.id: m for m in mutants(table, read_document(table))}
+    return found[mutant_id].document
+
+
+def test_the_new_operators_make_the_faults_they_name(deeptutor: Table) -> None:
+    ids = {m.id: m.operator for m in mutants(deeptutor, read_document(deeptutor))}
+    assert ids["recovery_round.arg.recovery.flip"] == "argument-value"
+    assert ids["salvage.arg.reason.budget"] == "argument-value"
+    assert ids["explore_round.on_raise.host_failure.error"] == "raise-target"
+    assert ids["budget_forced_finish.update.rounds+extra_rounds.remove"] == "remove-update-pair"
+    assert ids["round_done.priority.truncated.over.reasoningBudgetExhausted"] == "fact-priority"
+    assert ids["accept.step.drop"] == "drop-step"
+    # a host call whose facts the next guards read is not bypassed (the mutant would not be a table)
+    assert "explore_round.step.drop" not in ids
+    doc = _mutant_document(deeptutor, "round_done.priority.truncated.over.reasoningBudgetExhausted")
+    guards = {t["id"]: t["guard"] for t in doc["transitions"]}  # type: ignore[attr-defined]
+    assert guards["reasoning_retry"].endswith("and not truncated")
+    assert guards["continue_truncated"] == "not hasTools and (not reasoningBudgetExhausted or truncated) and truncated"
+    accept = next(t for t in _mutant_document(deeptutor, "accept.step.drop")["transitions"] if t["id"] == "accept")  # type: ignore[attr-defined]
+    assert "op" not in accept and accept["to"] == "finish"
+
+
+def test_every_new_operator_makes_tables_the_loader_accepts(deeptutor: Table) -> None:
+    """Each new operator keeps the table deterministic and covered, so its mutants test the checks,
+    not the loader."""
+    new = ["argument-value", "raise-target", "remove-update-pair", "fact-priority", "drop-step"]
+    found = mutants(deeptutor, read_document(deeptutor), new)
+    assert {m.operator for m in found} == set(new)
+    for m in found:
+        m.load("deeptutor-scheduler.toml")
+
+
+@pytest.fixture(scope="module")
+def unclaimed(tmp_path_factory: pytest.TempPathFactory) -> Table:
+    """deeptutor-scheduler without the three step claims that read the forced finish's reason as sent:
+    the salvage's reason is then a fault only the seed's cases see (as before those claims)."""
+    spec = Path(load_profile("deeptutor-scheduler").source).parent
+    text = (spec / "deeptutor-scheduler.toml").read_text(encoding="utf-8")
+    blocks = text.split("[[step_claims]]")
+    kept = blocks[0] + "".join("[[step_claims]]" + b for b in blocks[1:] if "arg.reason" not in b)
+    assert kept.count("[[step_claims]]") == text.count("[[step_claims]]") - 3
+    root = tmp_path_factory.mktemp("unclaimed")
+    shutil.copytree(spec / "cases" / "deeptutor-scheduler", root / "cases" / "deeptutor-scheduler")
+    (root / "deeptutor-scheduler.toml").write_text(kept, encoding="utf-8")
+    return load_profile(str(root / "deeptutor-scheduler.toml"))
+
+
+TWO_SCORES = [
+    "salvage.arg.reason.budget",  # the salvage's reason as sent: forced_finish_reason (a step claim)
+    "budget_forced_finish.update.rounds+extra_rounds.remove",  # both of the pair: forced_finish_accounting
+    "budget_forced_finish.update.rounds.remove",  # one of the pair: rounds_accounted
+]
+"""Three faults of the classes an audit found escaping every claim; the strengthened table's claims
+now kill each, and the seed's cases still do too."""
+
+
+@pytest.fixture(scope="module")
+def two_scores(deeptutor: Table) -> MutationReport:
+    return mutate(deeptutor, only=TWO_SCORES, engines=("loader", "cases", "explore"), progress=False)
+
+
+def test_each_family_runs_until_one_of_its_engines_kills(two_scores: MutationReport) -> None:
+    got = results(two_scores)
+    expected_claim = {
+        "salvage.arg.reason.budget": "forced_finish_reason",
+        "budget_forced_finish.update.rounds+extra_rounds.remove": "forced_finish_accounting",
+        "budget_forced_finish.update.rounds.remove": "rounds_accounted",
+    }
+    for mutant_id, claim in expected_claim.items():
+        r = got[mutant_id]
+        assert r.status == "killed" and r.ran == ("loader", "cases", "explore")
+        by_claims, by_cases = r.first_kill("claims"), r.first_kill("differential")
+        assert by_claims is not None and by_claims.engine == "explore"
+        assert by_claims.summary.startswith(f"{claim} (")
+        assert by_cases is not None and by_cases.engine == "cases"
+    kill = got["salvage.arg.reason.budget"].first_kill("differential")
+    assert kill is not None and "forced_finish call 1: reason=budget, expected error" in kill.summary
+
+
+def test_the_two_scores_count_their_own_families(two_scores: MutationReport) -> None:
+    r = two_scores
+    assert r.killed == 3 and r.equivalent == 0
+    assert r.claims_score == 1.0 and r.differential_score == 1.0
+    assert r.escapes("claims") == []
+    data = r.to_json()
+    assert data["claims_killed"] == 3 and data["differential_killed"] == 3
+    reason = next(m for m in data["results"] if m["id"] == "salvage.arg.reason.budget")
+    assert reason["killed_by_claims"] == "explore" and reason["killed_by_differential"] == "cases"
+
+
+def test_a_score_whose_engines_did_not_run_is_not_measured(small_report: MutationReport) -> None:
+    assert small_report.differential_score is None and small_report.claims_score is not None
+    assert small_report.to_json()["differential_killed"] is None
+
+
+def test_an_argument_mutant_is_not_equivalent(unclaimed: Table) -> None:
+    """It walks the original's states, but sends another value: the digest counts the arguments."""
+    report = mutate(unclaimed, only=["salvage.arg.reason.budget"], engines=("loader", "explore"), progress=False)
+    (r,) = report.results
+    assert r.status == "survived" and r.kills == ()
+
+
+def test_cli_mutate_prints_both_scores(small: Table, capsys: pytest.CaptureFixture[str]) -> None:
+    report = mutate(small, engines=("loader", "explore"), jobs=1, progress=False)
+    code = main(["mutate", small.source, "--engines", "loader,explore", "--jobs", "1"])
+    out = capsys.readouterr().out
+    judged = len(report.results) - report.equivalent
+    assert code == 1 and report.claims_score is not None
+    assert f"claims score: {report.claims_score:.1%} ({report.killed_in('claims')} of {judged} killed" in out
+    assert "differential score: not measured" in out
+
+
+def test_cli_mutate_names_the_mutants_no_claim_kills(unclaimed: Table, capsys: pytest.CaptureFixture[str]) -> None:
+    only = [a for m in TWO_SCORES for a in ("--mutant", m)]
+    code = main(["mutate", str(unclaimed.source), *only, "--engines", "loader,cases,explore"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "claims score: 66.7% (2 of 3 killed" in out and "differential score: 100.0% (3 of 3" in out
+    assert "NOT KILLED BY A CLAIM (1):" in out
+    assert "  salvage.arg.reason.budget: salvage: forced_finish sends reason = budget, not error [cases]" in out

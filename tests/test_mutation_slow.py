@@ -8,7 +8,7 @@ import pytest
 from turnbound.properties.cli.main import main
 from turnbound.properties.explore.explorer import TERMINATES
 from turnbound.properties.explore.sweep import configurations
-from turnbound.properties.mutation.engines import behaviour_digest
+from turnbound.properties.mutation.baseline import behaviour_digest
 from turnbound.properties.mutation.mutants import mutants
 from turnbound.properties.mutation.score import mutate, read_document
 from turnbound.reference.loader import load_table
@@ -19,15 +19,27 @@ from tests.test_mutation import SMALL
 pytestmark = pytest.mark.slow
 
 
+CLAIMS_FLOOR = {
+    "deeptutor-scheduler": 288 / 429,
+    "tool-call-budget": 298 / 340,
+    "dsh-turn-guard": 160 / 177,
+    "dsh-turn-guard-refire": 153 / 170,
+    "dsh-turn-unguarded": 49 / 57,
+}
+"""The claims score each table has as it stands (measured without the fuzz engine, which can only
+add kills): a floor, to be raised to 1.0 as the tables' claims come to pin what their cases pin.
+The profiles not listed have not been measured yet."""
+
+
 @pytest.mark.parametrize(
     ("name", "at_least"),
     [
-        ("deeptutor-scheduler", 300),
-        ("tool-call-budget", 200),
-        ("dsh-turn-guard", 100),
-        ("dsh-turn-guard-refire", 100),
-        ("dsh-turn-unguarded", 40),
-        ("pydantic-ai", 150),
+        ("deeptutor-scheduler", 400),
+        ("tool-call-budget", 300),
+        ("dsh-turn-guard", 150),
+        ("dsh-turn-guard-refire", 150),
+        ("dsh-turn-unguarded", 50),
+        ("pydantic-ai", 200),
         ("smolagents", 400),
         ("google-adk", 150),
         ("strands-agents", 250),
@@ -45,6 +57,11 @@ def test_the_profile_scores_100_percent_of_non_equivalent_mutants(
     for r in data["results"]:
         if r["status"] == "killed":
             assert r["kills"][0]["summary"] and r["kills"][0]["engine"] == r["killed_by"]
+    if name in CLAIMS_FLOOR:
+        assert data["claims_score"] >= CLAIMS_FLOOR[name] - 1e-6
+    judged = data["mutants"] - data["equivalent"]
+    claims = [r for r in data["results"] if r["killed_by_claims"] is not None]
+    assert len(claims) == data["claims_killed"] and data["claims_score"] == round(len(claims) / judged, 6)
 
 
 # deeptutor-agentloop is left out: 29k-171k states per configuration times every mutant

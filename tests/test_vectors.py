@@ -7,7 +7,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from turnbound.properties.conformance.vector_gen import dump, generate, vector_edges
+from turnbound.properties.conformance.vector_gen import dump, generate, vector_edges, write_vectors
 from turnbound.properties.conformance.vectors import (
     MANIFEST,
     Manifest,
@@ -91,3 +91,34 @@ def test_regenerating_changes_no_byte(name: str) -> None:
     expected = {f"{v.id}.json": dump(v) for v in vectors} | {MANIFEST: dump(manifest)}
     directory = vectors_dir(table)
     assert {p.name: p.read_text() for p in directory.glob("*.json")} == expected
+
+
+def test_a_regeneration_removes_the_edge_vectors_the_previous_one_wrote(tmp_path: Path) -> None:
+    """Edge vectors are named TRANSITION-DIGEST: a run no longer generated goes, another file stays."""
+    table = load_profile("dsh-turn-unguarded")
+    out, vectors, manifest = write_vectors(table, tmp_path)
+    stale = "step-0123456789.json"
+    (out / stale).write_text("{}")
+    (out / "notes-by-hand.json").write_text("{}")
+    listed = manifest.model_copy(update={"vectors": [*manifest.vectors, stale.removesuffix(".json")]})
+    (out / MANIFEST).write_text(dump(listed))
+    write_vectors(table, tmp_path)
+    names = {p.name for p in out.glob("*.json")}
+    assert stale not in names and "notes-by-hand.json" in names
+    assert {f"{v.id}.json" for v in vectors} <= names
+
+
+def test_an_edge_is_told_apart_by_the_valuation_of_the_guard_it_takes() -> None:
+    """A partial failure propagates at rounds == 0 and at rounds > 0: two edges, so one vector
+    can not stand for both."""
+    manifest = _manifest("deeptutor-scheduler")
+    partial = [
+        key
+        for key in manifest.edges.items
+        if key.startswith('explore_round | {"fields":{"partial":true},"raise":"host_failure"} -> propagate')
+    ]
+    assert sorted(k.split(" given ")[1] for k in partial) == [
+        "propagate(not rounds == 0)",
+        "propagate(rounds == 0)",
+    ]
+    assert len({manifest.edges.items[k] for k in partial}) == 2

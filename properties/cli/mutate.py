@@ -19,16 +19,14 @@ from turnbound.properties.cli.app import (
 )
 from turnbound.properties.explore.sweep import configurations
 from turnbound.properties.fuzz.settings import PROFILES
-from turnbound.properties.mutation.engines import (
+from turnbound.properties.mutation.baseline import (
     DEFAULT_FUZZ_SETTINGS,
     DEFAULT_PROVE_TIMEOUT,
-    ENGINE_DOCS,
-    ENGINES,
-    Engine,
     mutation_ranges,
 )
+from turnbound.properties.mutation.engines import ENGINE_DOCS, ENGINES, Engine
 from turnbound.properties.mutation.mutants import OPERATORS
-from turnbound.properties.mutation.score import DEFAULT_JOBS, MutationReport, mutate
+from turnbound.properties.mutation.score import DEFAULT_JOBS, Family, MutationReport, mutate
 from turnbound.reference.limits import MAX_JOBS
 from turnbound.reference.profiles import load_profile
 
@@ -105,10 +103,15 @@ def mutate_cmd(
     """Mutate PROFILE's table systematically and report which engine kills each mutant.
 
     Mutants: each comparison flipped or shifted, each guard conjunct dropped, each update
-    removed, each int fact domain widened, each transition target swapped. A mutant no
+    removed, each int fact domain widened, each transition target swapped, each argument
+    value changed, each failure sent to another terminal, each pair of updates dropped
+    together, each priority of two facts swapped, each host call bypassed. A mutant no
     engine kills is equivalent if the explorer finds the same reachable graphs as the
-    original's (ghost variables left out) over the mutation range and then over the
-    table's whole explore ranges, otherwise it survived. Exit 1 if any survived.
+    original's (ghost variables left out, arguments as sent included) over the mutation
+    range and then over the table's whole explore ranges, otherwise it survived. Two
+    scores: the claims score (killed by the loader or the table's own claims: explore,
+    fuzz, prove) and the differential score (killed by comparison with the original:
+    cases, vectors, conform). Exit 1 if any survived.
     """
     table = load_profile(profile)
     ranges = mutation_ranges(table)
@@ -155,6 +158,19 @@ def _print(report: MutationReport, details: bool) -> None:
         f"{report.equivalent} equivalent)",
         markup=False,
     )
+    families: tuple[tuple[Family, str], ...] = (
+        ("claims", "by the loader or by the table's own claims (explore, fuzz, prove)"),
+        ("differential", "by a comparison with the original (cases, vectors, conform)"),
+    )
+    for family, how in families:
+        value = report.family_score(family)
+        if value is None:
+            console.print(f"{family} score: not measured (no {family} engine ran)", markup=False)
+        else:
+            console.print(
+                f"{family} score: {value:.1%} ({report.killed_in(family)} of {judged} killed {how})",
+                markup=False,
+            )
     which = "every kill" if report.every_engine else "first kill"
     kills = " · ".join(f"{e} {n}" for e, n in report.by_engine().items())
     console.print(f"killed by engine ({which}): {kills}", markup=False)
@@ -163,6 +179,13 @@ def _print(report: MutationReport, details: bool) -> None:
         for r in report.results:
             for k in r.kills if report.every_engine else r.kills[:1]:
                 console.print(f"  {r.id} [{k.engine}] {k.summary}", markup=False, soft_wrap=True)
+    if report.measured("claims"):
+        escapes = [r for r in report.escapes("claims") if r.status == "killed"]
+        if escapes:
+            console.print(f"NOT KILLED BY A CLAIM ({len(escapes)}):", markup=False)
+            for r in escapes:
+                kill = r.kills[0]
+                console.print(f"  {r.id}: {r.description} [{kill.engine}]", markup=False, soft_wrap=True)
     survivors = [r for r in report.results if r.status == "survived"]
     if survivors:
         console.print(f"SURVIVED ({len(survivors)}):", markup=False)

@@ -8,6 +8,15 @@ graph distinguishes every counter value and so has thousands of edges per assign
 the control edges are what an implementation can get wrong, and they are few enough
 to cover with a few hundred runs.
 
+Each edge also carries the *valuation* of the guards taken after the call: the truth of
+each atom (a comparison, a bool variable) that reads a variable or a parameter in the guard
+of the transition taken next and of each internal transition up to the next call. A
+partial failure at `rounds == 0` and at `rounds > 0` take the same transition but are
+different edges, so one vector can not stand for both: a defect in the second would be
+masked by the first. Atoms that read only facts are left out, as the outcome in the edge
+already decides them; so are the guards not taken (their atoms multiply the edges by
+every combination of unrelated counters).
+
 Every bundled case becomes a vector first. Then, for each control edge no vector covers
 yet (assignments by increasing budgets, states in breadth-first order), one run is
 added: the shortest path to the edge's state, the edge, the shortest way on to a
@@ -20,7 +29,7 @@ import hashlib
 import itertools
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,6 +45,8 @@ from turnbound.properties.conformance.vectors import (
 )
 from turnbound.properties.explore.explorer import PathStep, explore, replay
 from turnbound.reference.errors import DefinitionError
+from turnbound.reference.expr import Expr, Lit, Logic, Not, refs, render
+from turnbound.reference.expr_compile import Compiled, compile_expr
 from turnbound.reference.host import Script, ScriptHost
 from turnbound.reference.interpreter import outcome_script, run
 from turnbound.reference.jsonfile import read_json
@@ -44,11 +55,14 @@ from turnbound.reference.outcomes import Outcome
 from turnbound.reference.profiles import profile_cases
 from turnbound.reference.table import Table
 from turnbound.reference.trace import Trace, probe_line
+from turnbound.reference.types import Value
 
 EDGE_DEFINITION = (
-    "(transition, outcome, next): a transition that calls the host, one outcome of that call from its "
-    "finite domain, and the transition taken next (or `end:TERMINAL`), reachable at some parameter "
-    "assignment of the profile's default range (edges into a state cut off at the step horizon excluded)"
+    "(transition, outcome, next, valuation): a transition that calls the host, one outcome of that call "
+    "from its finite domain, the transition taken next (or `end:TERMINAL`), and the truth of each atom "
+    "reading a variable or parameter in the guards taken from there up to the next call "
+    "(`TRANSITION(atom, not atom)`, joined by ` ; `), reachable at some parameter assignment of the "
+    "profile's default range (edges into a state cut off at the step horizon excluded)"
 )
 
 
@@ -56,25 +70,85 @@ def edge_key(transition: str, outcome: Outcome, after: str) -> str:
     return f"{transition} | {json.dumps(outcome.to_json(), sort_keys=True, separators=(',', ':'))} -> {after}"
 
 
+class Valuations:
+    """The atoms of each transition's guard that read a variable or parameter, compiled once."""
+
+    def __init__(self, table: Table) -> None:
+        self.atoms: dict[str, tuple[tuple[str, Compiled], ...]] = {}
+        for t in table.transitions:
+            found: dict[str, Compiled] = {}
+            for atom in _atoms(t.guard):
+                text = render(atom)
+                if text not in found and any(r.kind in ("var", "param") for r in refs(atom)):
+                    found[text] = compile_expr(atom)
+            self.atoms[t.id] = tuple(found.items())
+
+    def at(self, transition: str, env: Mapping[str, Value]) -> str:
+        """`TRANSITION(atom, not atom, ...)`, or '' where its guard reads no variable or parameter."""
+        atoms = self.atoms[transition]
+        if not atoms:
+            return ""
+        return f"{transition}(" + ", ".join(text if fn(env) else f"not {text}" for text, fn in atoms) + ")"
+
+
+def _atoms(node: Expr) -> Iterator[Expr]:
+    """The atoms of a guard: what `and`, `or` and `not` combine."""
+    if isinstance(node, Logic):
+        for part in node.operands:
+            yield from _atoms(part)
+    elif isinstance(node, Not):
+        yield from _atoms(node.operand)
+    elif not isinstance(node, Lit):
+        yield node
+
+
+def _given(parts: list[str]) -> str:
+    parts = [p for p in parts if p]
+    return " given " + " ; ".join(parts) if parts else ""
+
+
 def trace_edges(table: Table, trace: Trace) -> list[str]:
     """The control edges a finished reference trace walks through."""
-    return _walked(table, trace.path, [s.outcome for s in trace.steps], trace.terminal)
+    return _walked(table, trace.params, trace.path, [s.outcome for s in trace.steps], trace.terminal)
 
 
 def vector_edges(table: Table, vector: Vector) -> list[str]:
     """The control edges a vector's expected run walks through."""
     e = vector.expected
-    return _walked(table, e.path, [s.outcome for s in e.steps], e.terminal)
+    return _walked(table, vector.params, e.path, [s.outcome for s in e.steps], e.terminal)
 
 
-def _walked(table: Table, path: list[str], outcomes: list[Outcome], terminal: str) -> list[str]:
+def _walked(
+    table: Table, params: Mapping[str, int], path: list[str], outcomes: list[Outcome], terminal: str
+) -> list[str]:
+    """The run stepped again on the machine, for the valuation after each call."""
+    machine = Machine(table, params)
+    valuations = Valuations(table)
     answers = iter(outcomes)
-    edges = []
+    state = machine.initial()
+    before: list[State] = []  # the state before each transition of the path
+    calls: list[tuple[int, Outcome]] = []
     for k, tid in enumerate(path):
-        if table.transition(tid).op is None:
+        t = table.transition(tid)
+        before.append(state)
+        if t.op is None:
+            state = machine.take_internal(state, t)
             continue
+        outcome = next(answers)
+        calls.append((k, outcome))
+        if machine.violation(t, outcome) is not None:
+            break
+        state = machine.take_outcome(state, t, outcome)
+    before.append(state)
+    edges = []
+    for k, outcome in calls:
         after = path[k + 1] if k + 1 < len(path) else f"end:{terminal}"
-        edges.append(edge_key(tid, next(answers), after))
+        parts = []
+        for m in range(k + 1, len(path)):
+            parts.append(valuations.at(path[m], machine.env(before[m])))
+            if table.transition(path[m]).op is not None:
+                break
+        edges.append(edge_key(path[k], outcome, after) + _given(parts))
     return edges
 
 
@@ -172,6 +246,7 @@ class _Edges:
         self._index: dict[int, int] = {}  # id of an outcome object on the graph -> its index in the domain
         self._prefix: dict[tuple[str, int], str] = {}
         self._after: dict[int, str] = {}
+        self.valuations = Valuations(machine.table)
 
     def of(self, i: int) -> Iterator[tuple[str, PathStep, int]]:
         """Each host outcome at node i: (control edge, the step, target node). Outcomes that lead to
@@ -211,8 +286,29 @@ class _Edges:
             prefix = self._prefix[(tid, k)] = edge_key(tid, outcome, "")
         after = self._after.get(j)
         if after is None:
-            after = self._after[j] = _next(self.g, j)
+            after = self._after[j] = _next(self.g, j) + _given(self._chain(j))
         return prefix + after
+
+    def _chain(self, j: int) -> list[str]:
+        """The valuation of the guard taken at node j and at each node internal transitions pass
+        through before the next call."""
+        g = self.g
+        parts: list[str] = []
+        seen: set[int] = set()
+        node = j
+        while node not in seen:
+            seen.add(node)
+            out = list(g.out_edges(node, data=True))
+            if not out:
+                break
+            data = g.nodes[node]
+            facts = tuple(sorted(data["facts"].items()))
+            state = State(data["location"], tuple(data["values"].values()), facts)
+            parts.append(self.valuations.at(out[0][2]["transition"], self.machine.env(state)))
+            if out[0][2]["op"] is not None:
+                break
+            node = out[0][1]
+        return parts
 
 
 def _state_key(node: dict[str, object]) -> tuple[object, ...]:
@@ -301,7 +397,8 @@ def dump(model: Vector | Manifest) -> str:
     return json.dumps(model.model_dump(mode="json", by_alias=True, exclude_none=True), indent=2) + "\n"
 
 
-_VECTOR_FILE = re.compile(r"(case|step)-[A-Za-z0-9_-]+\.json")
+_VECTOR_FILE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*-[A-Za-z0-9_-]+\.json")
+"""A vector file: `case-NAME.json`, or `TRANSITION-DIGEST.json` for a run that covers an edge."""
 
 
 def written_before(table: Table, out: Path) -> set[str]:

@@ -1,7 +1,7 @@
 """Mutation testing: does some engine tell each mutant of a table from the table itself?
 
 `mutate(table)` makes every mutant (`turnbound.properties.mutation.mutants`) and runs the
-engines on it in order (`mutation_engines.ENGINES`: loader, bundled cases, explorer,
+engines on it in order (`engines.ENGINES`: loader, bundled cases, explorer,
 conformance vectors, the Hypothesis machine as a conformance check against the
 original, the Hypothesis machine on the mutant's claims, the prover), stopping at the
 first that kills it. A mutant no engine kills is *equivalent* if its reachable graphs
@@ -9,8 +9,19 @@ equal the original's (same states and labelled edges up to numbering, the table'
 ghost variables projected out: nothing could tell them apart) over the mutation range
 and then over the rest of the table's own explore ranges, otherwise it *survived*: a
 fault the table's claims, cases and vectors let through. Score = killed / (mutants -
-equivalent). The mutation range (`mutation_engines.mutation_ranges`) keeps the search
+equivalent). The mutation range (`baseline.mutation_ranges`) keeps the search
 for kills fast; the second look keeps `equivalent` from resting on it.
+
+Two scores tell what kind of check kills a mutant. The *claims score* counts the mutants
+killed by an engine that judges the mutant on its own: the loader's rules, and the
+explorer, the Hypothesis machine and the prover judging the table's own claims (which
+the mutant carries unchanged). The *differential score* counts the mutants killed by
+comparing the mutant with the original: the bundled cases, the conformance vectors and
+the Hypothesis conformance run. A table whose claims score is below its differential
+score has behaviour its claims do not pin: a mutant the original's traces tell apart but
+the claims accept. The engines of each family run until one of that family kills
+(the loader, which decides whether the mutant is a table at all, counts for both);
+equivalent mutants are left out of both.
 
 Two passes on a pool of worker processes, results in mutant order whatever order
 they finish in: first the cheap engines on every mutant, then Hypothesis and the
@@ -55,11 +66,9 @@ from typing import Any, Literal
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from turnbound.properties.mutation.baseline import DEFAULT_FUZZ_SETTINGS, DEFAULT_PROVE_TIMEOUT, Baseline
 from turnbound.properties.mutation.engines import (
-    DEFAULT_FUZZ_SETTINGS,
-    DEFAULT_PROVE_TIMEOUT,
     ENGINES,
-    Baseline,
     Engine,
     Kill,
     check_cases,
@@ -77,6 +86,13 @@ from turnbound.reference.loader import resolved_document
 from turnbound.reference.table import Table
 
 Status = Literal["killed", "survived", "equivalent"]
+Family = Literal["claims", "differential"]
+
+FAMILIES: dict[Family, frozenset[Engine]] = {
+    "claims": frozenset({"loader", "explore", "fuzz", "prove"}),
+    "differential": frozenset({"loader", "cases", "vectors", "conform"}),
+}
+"""Which engines each score counts: judging the mutant's own claims, or comparing it with the original."""
 
 FIRST_PASS: tuple[Engine, ...] = ("loader", "cases", "explore", "vectors")
 DEFAULT_JOBS = 2
@@ -100,6 +116,10 @@ class MutantResult:
     def killed_by(self, engine: Engine) -> Kill | None:
         return next((k for k in self.kills if k.engine == engine), None)
 
+    def first_kill(self, family: Family) -> Kill | None:
+        """The first kill by an engine of `family` (None: that family let it through)."""
+        return next((k for k in self.kills if k.engine in FAMILIES[family]), None)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "id": self.id,
@@ -107,6 +127,8 @@ class MutantResult:
             "description": self.description,
             "status": self.status,
             "killed_by": self.kills[0].engine if self.kills else None,
+            "killed_by_claims": _engine_of(self.first_kill("claims")),
+            "killed_by_differential": _engine_of(self.first_kill("differential")),
             "kills": [k.to_json() for k in self.kills],
             "note": self.note,
             "engines_run": list(self.ran),
@@ -143,6 +165,32 @@ class MutationReport:
         judged = len(self.results) - self.equivalent
         return self.killed / judged if judged else 1.0
 
+    def measured(self, family: Family) -> bool:
+        """Whether an engine of `family` other than the loader ran (else its score is not measured)."""
+        return any(e in FAMILIES[family] and e != "loader" for e in self.engines)
+
+    def killed_in(self, family: Family) -> int:
+        return sum(r.first_kill(family) is not None for r in self.results if r.status != "equivalent")
+
+    def family_score(self, family: Family) -> float | None:
+        """Killed by `family` / non-equivalent mutants; None if no engine of the family ran."""
+        if not self.measured(family):
+            return None
+        judged = len(self.results) - self.equivalent
+        return self.killed_in(family) / judged if judged else 1.0
+
+    @property
+    def claims_score(self) -> float | None:
+        return self.family_score("claims")
+
+    @property
+    def differential_score(self) -> float | None:
+        return self.family_score("differential")
+
+    def escapes(self, family: Family) -> list[MutantResult]:
+        """Non-equivalent mutants that `family` let through (killed, if at all, only by the other)."""
+        return [r for r in self.results if r.status != "equivalent" and r.first_kill(family) is None]
+
     @property
     def ok(self) -> bool:
         return self.survived == 0
@@ -177,10 +225,22 @@ class MutationReport:
             "survived": self.survived,
             "equivalent": self.equivalent,
             "score": round(self.score, 6),
+            "claims_killed": self.killed_in("claims") if self.measured("claims") else None,
+            "claims_score": _rounded(self.claims_score),
+            "differential_killed": self.killed_in("differential") if self.measured("differential") else None,
+            "differential_score": _rounded(self.differential_score),
             "by_operator": self.by_operator(),
             "by_engine": self.by_engine(),
             "results": [r.to_json() for r in self.results],
         }
+
+
+def _engine_of(kill: Kill | None) -> Engine | None:
+    return kill.engine if kill is not None else None
+
+
+def _rounded(score: float | None) -> float | None:
+    return None if score is None else round(score, 6)
 
 
 # -- one mutant --------------------------------------------------------------------
@@ -217,7 +277,7 @@ def _judge(base: Baseline, mutant: Mutant, engines: Sequence[Engine], every: boo
         if p.equivalent and not every:
             return p
     for engine in ENGINES:
-        if engine == "loader" or engine not in engines or (p.kills and not every):
+        if engine == "loader" or engine not in engines or (not every and _decided(p, engine)):
             continue
         started = time.perf_counter()
         kill = _run_engine(base, engine, loaded, p)
@@ -226,6 +286,12 @@ def _judge(base: Baseline, mutant: Mutant, engines: Sequence[Engine], every: boo
         if kill is not None:
             p.kills.append(kill)
     return p
+
+
+def _decided(p: _Partial, engine: Engine) -> bool:
+    """Whether an engine of `engine`'s family already killed the mutant (each score needs one kill)."""
+    family: Family = "claims" if engine in FAMILIES["claims"] else "differential"
+    return any(k.engine in FAMILIES[family] for k in p.kills)
 
 
 def _run_engine(base: Baseline, engine: Engine, table: Table, p: _Partial) -> Kill | None:
@@ -363,7 +429,7 @@ def mutate(
             task("cheap engines", len(found)),
         )
         later = [e for e in chosen if e not in FIRST_PASS]
-        todo = [i for i, p in enumerate(partials) if _needs_more(p, every_engine)]
+        todo = [i for i, p in enumerate(partials) if _needs_more(p, every_engine, later)]
         todo = [i for i in todo if later or partials[i].equivalent]
         if todo:
             if any(partials[i].equivalent for i in todo):
@@ -393,12 +459,15 @@ def mutate(
     )
 
 
-def _needs_more(p: _Partial, every: bool) -> bool:
+def _needs_more(p: _Partial, every: bool, later: Sequence[Engine]) -> bool:
     """Whether the second pass has anything to add (never for a mutant that is not a table):
-    the later engines, or the confirmation over the whole range of an apparent equivalence."""
+    a later engine of a family that has not killed it yet, or the confirmation over the
+    whole range of an apparent equivalence."""
     if p.kills and p.kills[0].engine == "loader":
         return False
-    return every or not p.kills
+    if every or not p.kills:
+        return True
+    return any(not _decided(p, e) for e in later)
 
 
 def _result(m: Mutant, p: _Partial) -> MutantResult:
