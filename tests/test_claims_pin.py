@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from turnbound.properties.explore.sweep import sweep, tally
+from turnbound.properties.mutation.score import mutate
 from turnbound.properties.prove.prover import Prover
 from turnbound.reference.loader import load_table_text
 from turnbound.reference.profiles import load_profile, spec_dir
@@ -198,3 +199,32 @@ def test_the_prover_refutes_the_claim_with_a_replayed_witness(bug: Bug) -> None:
     (result,) = Prover(load_bug(bug)).prove_all([bug.claim])
     assert result.verdict == "refuted", (bug.id, result.verdict, result.reason)
     assert result.witness is not None
+
+
+TERMINAL_SWAPS = {
+    TCB: {
+        "answer.to.malformed_reply",
+        "answer_toolless.to.malformed_reply",
+        "cap_answer.to.malformed_reply",
+        "cap_done.to.malformed_reply",
+        "malformed.to.done",
+        "malformed_toolless.to.done",
+    },
+    GUARD: {"beyond_scenario.to.completed", "beyond_scenario.to.concluded", "beyond_scenario.to.aborted"},
+    "dsh-turn-guard-refire": {
+        "beyond_scenario.to.completed",
+        "beyond_scenario.to.concluded",
+        "beyond_scenario.to.aborted",
+    },
+    "dsh-turn-unguarded": {"beyond_scenario.to.completed", "beyond_scenario.to.concluded"},
+}
+"""The mutants the claims alone can not kill yet: each sends a path to another terminal in the
+same state, and no claim can name the terminal it is judged at before terminal claims exist."""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(TERMINAL_SWAPS))
+def test_the_claims_alone_kill_every_mutant_but_the_terminal_swaps(name: str) -> None:
+    report = mutate(load_profile(name), engines=("loader", "explore"), progress=False)
+    survivors = {r.id for r in report.results if r.status == "survived"}
+    assert survivors == TERMINAL_SWAPS[name]
