@@ -31,19 +31,34 @@ def pdr(
     state_f = [f.place, *f.vars.values(), *f.facts.values(), *f.ghosts]
     state_g = [g.place, *g.vars.values(), *g.facts.values(), *g.ghosts]
     params = list(enc.params.values())
-    fp = z3.Fixedpoint()
+    # Spacer's search depends on the history of the context it runs in (term ids, learned
+    # lemmas): run it in a fresh context, so a verdict does not depend on what ran before.
+    ctx = z3.Context()
+
+    def fresh(e: z3.ExprRef) -> z3.ExprRef:
+        return e.translate(ctx)
+
+    sf, sg, ps = [fresh(c) for c in state_f], [fresh(c) for c in state_g], [fresh(c) for c in params]
+    fp = z3.Fixedpoint(ctx=ctx)
     fp.set(engine="spacer")
     fp.set("timeout", max(1, int(remaining * 1000)))
-    reach = z3.Function("reach", *[c.sort() for c in state_f + params], z3.BoolSort())
+    reach = z3.Function("reach", *[c.sort() for c in sf + ps], z3.BoolSort(ctx))
     fp.register_relation(reach)
-    fp.declare_var(*state_f, *state_g, *params, f.choice)
-    fp.rule(reach(*state_f, *params), [enc.parameter_domain(), enc.typing(f), enc.initial(f)])
+    fp.declare_var(*sf, *sg, *ps, fresh(f.choice))
+    fp.rule(reach(*sf, *ps), [fresh(enc.parameter_domain()), fresh(enc.typing(f)), fresh(enc.initial(f))])
     fp.rule(
-        reach(*state_g, *params),
-        [reach(*state_f, *params), enc.typing(g), background(f), background(g), enc.step(f, g)],
+        reach(*sg, *ps),
+        [
+            reach(*sf, *ps),
+            fresh(enc.typing(g)),
+            fresh(background(f)),
+            fresh(background(g)),
+            fresh(enc.step(f, g)),
+        ],
     )
+    query = z3.And(reach(*sf, *ps), z3.Not(fresh(claim(f))))
     try:
-        verdict = fp.query(z3.And(reach(*state_f, *params), z3.Not(claim(f))))
+        verdict = fp.query(query)
     except z3.Z3Exception:  # canceled at the timeout
         return "unknown"
     if verdict == z3.unsat:
