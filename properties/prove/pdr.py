@@ -20,19 +20,37 @@ from turnbound.properties.prove.encoding import Encoding, Frame
 Background = Callable[[Frame], z3.BoolRef]
 
 
+FIRST_BUDGET = 4.0
+"""Seconds the first Spacer attempt gets; each restart doubles it."""
+
+
 def pdr(
     enc: Encoding, claim: Callable[[Frame], z3.BoolRef], background: Background, deadline: float
 ) -> Literal["proved", "violated", "unknown"]:
-    """Whether every reachable state satisfies the claim, for every parameter value."""
-    remaining = deadline - time.monotonic()
-    if remaining <= 0:
-        return "unknown"
+    """Whether every reachable state satisfies the claim, for every parameter value.
+
+    Spacer's running time on one query is heavy-tailed and depends on more than the query
+    (the same text took 1 s or over a minute, by what the process had done before). So it
+    runs as restarts: a fresh context and another random seed each time, with a budget
+    that doubles, until the deadline.
+    """
+    budget, seed = FIRST_BUDGET, 0
+    while (remaining := deadline - time.monotonic()) > 0:
+        verdict = _attempt(enc, claim, background, min(budget, remaining), seed)
+        if verdict != "unknown":
+            return verdict
+        budget, seed = budget * 2, seed + 1
+    return "unknown"
+
+
+def _attempt(
+    enc: Encoding, claim: Callable[[Frame], z3.BoolRef], background: Background, seconds: float, seed: int
+) -> Literal["proved", "violated", "unknown"]:
     f, g = enc.frame("pdr:a"), enc.frame("pdr:b")
     state_f = [f.place, *f.vars.values(), *f.facts.values(), *f.ghosts]
     state_g = [g.place, *g.vars.values(), *g.facts.values(), *g.ghosts]
     params = list(enc.params.values())
-    # Spacer's search depends on the history of the context it runs in (term ids, learned
-    # lemmas): run it in a fresh context, so a verdict does not depend on what ran before.
+    # A fresh context: Spacer's search depends on the history of the context it runs in.
     ctx = z3.Context()
 
     def fresh(e: z3.ExprRef) -> z3.ExprRef:
@@ -41,7 +59,8 @@ def pdr(
     sf, sg, ps = [fresh(c) for c in state_f], [fresh(c) for c in state_g], [fresh(c) for c in params]
     fp = z3.Fixedpoint(ctx=ctx)
     fp.set(engine="spacer")
-    fp.set("timeout", max(1, int(remaining * 1000)))
+    fp.set("spacer.random_seed", seed)
+    fp.set("timeout", max(1, int(seconds * 1000)))
     reach = z3.Function("reach", *[c.sort() for c in sf + ps], z3.BoolSort(ctx))
     fp.register_relation(reach)
     fp.declare_var(*sf, *sg, *ps, fresh(f.choice))
