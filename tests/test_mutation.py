@@ -11,9 +11,10 @@ import networkx as nx
 import pytest
 from turnbound.properties.cli.main import main
 from turnbound.properties.explore.explorer import explore, replay
-from turnbound.properties.mutation.baseline import graph_digest, mutation_ranges
+from turnbound.properties.mutation.baseline import mutation_ranges
 from turnbound.properties.mutation.engines import _time_limit, _TimedOut
 from turnbound.properties.mutation.mutants import mutants
+from turnbound.properties.mutation.observable import observable_digest
 from turnbound.properties.mutation.score import MutantResult, MutationReport, mutate, read_document
 from turnbound.reference.loader import load_table
 from turnbound.reference.profiles import load_profile
@@ -220,12 +221,69 @@ def test_the_hypothesis_conformance_engine_kills_the_survivor(small: Table) -> N
     assert report.ok and report.score == 1.0
 
 
-def test_the_graph_digest_ignores_node_numbering_but_not_states(small: Table) -> None:
+def test_the_observable_digest_ignores_node_numbering_but_not_behaviour(small: Table) -> None:
     graph = explore(small, {"budget": 1}).graph
-    digest = graph_digest(graph)
-    shuffled = nx.relabel_nodes(graph, {n: -n for n in graph.nodes})
-    assert graph_digest(shuffled) == digest
-    assert digest != graph_digest(explore(small, {"budget": 2}).graph)
+    digest = observable_digest(graph, small)
+    shuffled = nx.relabel_nodes(graph, {n: n + 1000 for n in graph.nodes})
+    shuffled = nx.relabel_nodes(shuffled, {1000: 0})  # the explorer's root is node 0
+    assert observable_digest(shuffled, small) == digest
+    assert digest != observable_digest(explore(small, {"budget": 2}).graph, small)
+
+
+def _variant(tmp_path: Path, *edits: tuple[str, str]) -> Table:
+    text = SMALL
+    for old, new in edits:
+        assert old in text
+        text = text.replace(old, new, 1)
+    path = tmp_path / "variant.toml"
+    path.write_text(text, encoding="utf-8")
+    return load_table(path)
+
+
+def test_state_no_run_can_read_is_not_behaviour(small: Table, tmp_path: Path) -> None:
+    """`calls` is read by no guard, argument or counter: forgetting its update changes every
+    reachable state and nothing a host sees, so the mutant is equivalent, not a survivor."""
+    unread = _variant(
+        tmp_path,
+        ('update = { steps = "steps + 1", calls = "calls + 1" }', 'update = { steps = "steps + 1" }'),
+    )
+    for budget in range(4):
+        original, mutant = explore(small, {"budget": budget}).graph, explore(unread, {"budget": budget}).graph
+        values = [{repr(sorted(g.nodes[n]["values"].items())) for n in g.nodes} for g in (original, mutant)]
+        assert budget == 0 or values[0] != values[1]  # the mutant walks other states
+        assert observable_digest(mutant, unread) == observable_digest(original, small)
+    # Without the claim that reads it, the mutant is equivalent, not a survivor.
+    unclaimed = _variant(tmp_path, ('[[invariants]]\nname = "calls_are_steps"\nexpr = "calls == steps"', ""))
+    report = mutate(
+        unclaimed, only=["work.update.calls.remove"], engines=("loader", "explore"), jobs=1, progress=False
+    )
+    assert [r.status for r in report.results] == ["equivalent"]
+
+
+def test_a_counter_and_an_internal_step_are_judged_by_what_the_host_sees(
+    small: Table, tmp_path: Path
+) -> None:
+    # `steps` is a counter: its final value is on the wire in `end`, so losing its update shows.
+    lost = _variant(
+        tmp_path,
+        ('update = { steps = "steps + 1", calls = "calls + 1" }', 'update = { calls = "calls + 1" }'),
+    )
+    explored = explore(lost, {"budget": 1}, max_states=200)
+    assert observable_digest(explored.graph, lost) != observable_digest(
+        explore(small, {"budget": 1}).graph, small
+    )
+    # One more internal step on the way back to the loop is invisible to the host.
+    detour = _variant(
+        tmp_path,
+        (
+            'guard = "more"\nto = "loop"',
+            'guard = "more"\nto = "turning"\n\n[[transitions]]\nid = "turn"\nfrom = "turning"\nto = "loop"',
+        ),
+        ('stepped = "a step answered"', 'stepped = "a step answered"\nturning = "on the way back"'),
+    )
+    assert observable_digest(explore(detour, {"budget": 2}).graph, detour) == observable_digest(
+        explore(small, {"budget": 2}).graph, small
+    )
 
 
 def test_a_run_that_does_not_stop_is_interrupted() -> None:
@@ -321,29 +379,35 @@ def test_deeptutor_kills_carry_their_evidence(deeptutor: Table, deeptutor_chosen
     )
 
 
-def _small_with_bookkeeping(small: Table, tmp_path: Path, ghost: bool) -> Table:
+def _small_with_bookkeeping(small: Table, tmp_path: Path, flag: str) -> Table:
     """SMALL plus `asked`, kept in step with the steps but read by no claim and no guard."""
     text = Path(small.source).read_text("utf-8")
-    flag = "ghost = true\n" if ghost else ""
     text = text.replace(
         "[operations.step]", f'[variables.asked]\ntype = "int"\ninit = "0"\n{flag}\n[operations.step]'
     )
     text = text.replace('calls = "calls + 1" }', 'calls = "calls + 1", asked = "asked + 1" }')
-    path = tmp_path / ("ghost.toml" if ghost else "plain.toml")
+    path = tmp_path / "bookkeeping.toml"
     path.write_text(text, "utf-8")
     return load_table(path)
 
 
-@pytest.mark.parametrize(("ghost", "status"), [(True, "equivalent"), (False, "survived")])
-def test_a_lost_ghost_update_is_equivalent_and_a_lost_state_update_is_not(
-    small: Table, tmp_path: Path, ghost: bool, status: str
+@pytest.mark.parametrize(
+    ("flag", "status"), [("ghost = true", "equivalent"), ("", "equivalent"), ("counter = true", "survived")]
+)
+def test_a_lost_update_is_judged_by_what_the_wire_shows(
+    small: Table, tmp_path: Path, flag: str, status: str
 ) -> None:
-    """A ghost is proof scaffolding the loader keeps out of every behaviour, so the graphs
-    are compared with it projected out; the same variable without the flag is state."""
-    table = _small_with_bookkeeping(small, tmp_path, ghost)
+    """A ghost, and plain state nothing reads, never reach the wire: losing their update is
+    equivalent. A counter is sent in `end`: losing its update is a survivor the claims miss."""
+    table = _small_with_bookkeeping(small, tmp_path, flag)
     report = mutate(table, only=["work.update.asked.remove"], engines=("loader", "explore"), progress=False)
     (r,) = report.results
     assert r.status == status
+    if status == "survived":  # with the shortest run that shows it
+        assert (
+            r.note is not None
+            and "step() -> more; finish() -> ok: the original shows end done (asked=1" in r.note
+        )
 
 
 def test_a_mutant_whose_internal_steps_never_end_is_a_kill_not_an_error() -> None:
@@ -382,8 +446,13 @@ def test_the_new_operators_make_the_faults_they_name(deeptutor: Table) -> None:
     doc = _mutant_document(deeptutor, "round_done.priority.truncated.over.reasoningBudgetExhausted")
     guards = {t["id"]: t["guard"] for t in doc["transitions"]}  # type: ignore[attr-defined]
     assert guards["reasoning_retry"].endswith("and not truncated")
-    assert guards["continue_truncated"] == "not hasTools and (not reasoningBudgetExhausted or truncated) and truncated"
-    accept = next(t for t in _mutant_document(deeptutor, "accept.step.drop")["transitions"] if t["id"] == "accept")  # type: ignore[attr-defined]
+    assert (
+        guards["continue_truncated"]
+        == "not hasTools and (not reasoningBudgetExhausted or truncated) and truncated"
+    )
+    accept = next(
+        t for t in _mutant_document(deeptutor, "accept.step.drop")["transitions"] if t["id"] == "accept"
+    )  # type: ignore[attr-defined]
     assert "op" not in accept and accept["to"] == "finish"
 
 
@@ -462,7 +531,9 @@ def test_a_score_whose_engines_did_not_run_is_not_measured(small_report: Mutatio
 
 def test_an_argument_mutant_is_not_equivalent(unclaimed: Table) -> None:
     """It walks the original's states, but sends another value: the digest counts the arguments."""
-    report = mutate(unclaimed, only=["salvage.arg.reason.budget"], engines=("loader", "explore"), progress=False)
+    report = mutate(
+        unclaimed, only=["salvage.arg.reason.budget"], engines=("loader", "explore"), progress=False
+    )
     (r,) = report.results
     assert r.status == "survived" and r.kills == ()
 
@@ -477,11 +548,15 @@ def test_cli_mutate_prints_both_scores(small: Table, capsys: pytest.CaptureFixtu
     assert "differential score: not measured" in out
 
 
-def test_cli_mutate_names_the_mutants_no_claim_kills(unclaimed: Table, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_mutate_names_the_mutants_no_claim_kills(
+    unclaimed: Table, capsys: pytest.CaptureFixture[str]
+) -> None:
     only = [a for m in TWO_SCORES for a in ("--mutant", m)]
     code = main(["mutate", str(unclaimed.source), *only, "--engines", "loader,cases,explore"])
     out = capsys.readouterr().out
     assert code == 0
     assert "claims score: 66.7% (2 of 3 killed" in out and "differential score: 100.0% (3 of 3" in out
     assert "NOT KILLED BY A CLAIM (1):" in out
-    assert "  salvage.arg.reason.budget: salvage: forced_finish sends reason = budget, not error [cases]" in out
+    assert (
+        "  salvage.arg.reason.budget: salvage: forced_finish sends reason = budget, not error [cases]" in out
+    )

@@ -106,9 +106,11 @@ def mutate_cmd(
     removed, each int fact domain widened, each transition target swapped, each argument
     value changed, each failure sent to another terminal, each pair of updates dropped
     together, each priority of two facts swapped, each host call bypassed. A mutant no
-    engine kills is equivalent if the explorer finds the same reachable graphs as the
-    original's (ghost variables left out, arguments as sent included) over the mutation
-    range and then over the table's whole explore ranges, otherwise it survived. Two
+    engine kills is equivalent if no host can tell it from the original: the explorer's
+    graphs, reduced to what the wire shows (operations with their arguments as sent, the
+    answers, the terminal and counters of `end`; internal steps and unread state left
+    out) and minimised, are the same over the mutation range and then over the table's
+    whole explore ranges; otherwise it survived. Two
     scores: the claims score (killed by the loader or the table's own claims: explore,
     fuzz, prove) and the differential score (killed by comparison with the original:
     cases, vectors, conform). Exit 1 if any survived.

@@ -8,12 +8,10 @@ once in the parent process and inherited by forked workers.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import networkx as nx
 from turnbound.properties.conformance.cases import ConformCase
 from turnbound.properties.conformance.vectors import bundled_vector_cases
 from turnbound.properties.explore.explorer import explore
@@ -23,11 +21,10 @@ from turnbound.properties.fuzz.settings import fuzz_settings
 from turnbound.properties.fuzz.stateful import SchedulerFactory
 from turnbound.properties.fuzz.swarm import ParamChoice
 from turnbound.properties.mutation.mutants import Document
+from turnbound.properties.mutation.observable import observable_digest
 from turnbound.properties.prove.prover import Prover
 from turnbound.reference.cases import Case, check_case
 from turnbound.reference.errors import DefinitionError
-from turnbound.reference.ghosts import ghost_names
-from turnbound.reference.machine import Machine, State
 from turnbound.reference.profiles import profile_cases
 from turnbound.reference.table import Table
 
@@ -75,52 +72,9 @@ def mutation_ranges(table: Table, span: int = MUTATION_SPAN) -> dict[str, list[i
     return out
 
 
-def graph_digest(g: nx.DiGraph, hidden: frozenset[str] = frozenset(), table: Table | None = None) -> str:
-    """An explorer graph up to node numbering: states by location, variables, facts and
-    monitors; edges by their two states and their label (transition id and outcome), and,
-    given the `table` the graph was explored from, the arguments each host call sends.
-
-    `hidden` (a table's ghost variables) are projected out and states that differ only
-    in them merge: the loader's ghost rule keeps every behaviour independent of them.
-    The arguments count because they are on the wire: a mutant that sends
-    `recovery=false` where the original sends `true` walks the same states.
-    """
-    key = {
-        n: repr(
-            (
-                d["location"],
-                tuple((k, v) for k, v in d["values"].items() if k not in hidden),
-                tuple(sorted(d["facts"].items())),
-                d["monitors"],
-            )
-        )
-        for n, d in g.nodes(data=True)
-    }
-    lines = sorted(set(key.values()))
-    sent = _arguments(g, table) if table is not None else {}
-    lines += sorted(
-        {f"{key[a]} -> {key[b]} : {d['label']}{sent.get((a, b), '')}" for a, b, d in g.edges(data=True)}
-    )
-    return hashlib.sha256("\n".join(lines).encode()).hexdigest()
-
-
-def _arguments(g: nx.DiGraph, table: Table) -> dict[tuple[int, int], str]:
-    """Per host-call edge of the graph, the arguments its call sends, as text."""
-    machine = Machine(table, g.graph["params"])
-    out: dict[tuple[int, int], str] = {}
-    for a, b, d in g.edges(data=True):
-        t = table.transition(d["transition"])
-        if d["op"] is None or not t.args:
-            continue
-        node = g.nodes[a]
-        state = State(node["location"], tuple(node["values"].values()), tuple(sorted(node["facts"].items())))
-        out[(a, b)] = " " + repr(sorted(machine.args(state, t).items()))
-    return out
-
-
 def behaviour_digest(table: Table, params: Mapping[str, int]) -> str:
-    """`graph_digest` of the table's reachable graph at `params`, its ghosts projected out."""
-    return graph_digest(explore(table, params).graph, ghost_names(table), table)
+    """`observable_digest` of the table's reachable graph at `params`."""
+    return observable_digest(explore(table, params).graph, table)
 
 
 @dataclass
@@ -134,7 +88,7 @@ class Baseline:
     cases: list[Case]
     vectors: list[ConformCase]
     digests: list[str]
-    """Per configuration: `graph_digest` of the original's graph, its ghosts projected out."""
+    """Per configuration: `observable_digest` of the original's graph."""
     state_limit: int
     longest_turn: int | None
     """The most host calls any run of the original makes over the range (None: unbounded)."""
@@ -194,7 +148,7 @@ class Baseline:
                     "mutation testing needs a table whose claims hold (run `turnbound explore`)"
                 )
             largest = max(largest, exploration.summary.states)
-            digests.append(graph_digest(exploration.graph, ghost_names(table), table))
+            digests.append(observable_digest(exploration.graph, table))
             nodes = [d for _, d in exploration.graph.nodes(data=True)]
             if longest is not None and not any(d["horizon"] for d in nodes):
                 longest = max(longest, *(d["calls"] for d in nodes))

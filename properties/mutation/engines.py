@@ -19,13 +19,13 @@ from turnbound.properties.conformance.cases import run_case
 from turnbound.properties.explore.explorer import Summary, explore
 from turnbound.properties.fuzz.session import FuzzResult
 from turnbound.properties.fuzz.settings import fuzz_settings
-from turnbound.properties.mutation.baseline import Baseline, graph_digest
+from turnbound.properties.mutation.baseline import Baseline
 from turnbound.properties.mutation.mutants import Mutant
+from turnbound.properties.mutation.observable import first_difference, observable_digest
 from turnbound.properties.prove.prover import ProofResult, Prover
 from turnbound.properties.scheduler import ReferenceScheduler
 from turnbound.reference.cases import check_case
 from turnbound.reference.errors import DefinitionError, RunError, TurnboundError
-from turnbound.reference.ghosts import ghost_names
 from turnbound.reference.table import Table
 from turnbound.reference.trace import HORIZON
 
@@ -139,16 +139,17 @@ def check_vectors(base: Baseline, table: Table) -> Kill | None:
 
 @dataclass(frozen=True)
 class Explored:
-    """The explorer's word on a mutant: a kill, or whether its graphs equal the original's."""
+    """The explorer's word on a mutant: a kill, or whether a host could tell it from the original."""
 
     kill: Kill | None
     equivalent: bool
+    difference: str | None = None
+    """Where a host can first tell the mutant from the original (its graphs differ)."""
 
 
 def check_explore(base: Baseline, table: Table) -> Explored:
     """Explore each configuration (smallest first) until one shows a difference in a claim."""
-    same = True
-    hidden = ghost_names(table)
+    difference: str | None = None
     for params, digest in zip(base.configs, base.digests, strict=True):
         try:
             exploration = explore(table, params, max_states=base.state_limit)
@@ -158,9 +159,11 @@ def check_explore(base: Baseline, table: Table) -> Explored:
         summary = exploration.summary
         if not summary.ok:
             return Explored(_explorer_kill(summary, base.state_limit), False)
-        if same and graph_digest(exploration.graph, hidden, table) != digest:
-            same = False
-    return Explored(None, same)
+        if difference is None and observable_digest(exploration.graph, table) != digest:
+            original = explore(base.table, params).graph
+            run = first_difference(original, base.table, exploration.graph, table)
+            difference = f"a host tells it from the original at {_fmt(params)}: {run}"
+    return Explored(None, difference is None, difference)
 
 
 def confirm_equivalence(base: Baseline, table: Table) -> str | None:
@@ -176,10 +179,11 @@ def confirm_equivalence(base: Baseline, table: Table) -> str | None:
         if not exploration.summary.ok:
             kill = _explorer_kill(exploration.summary, base.state_limit)
             return f"beyond the mutation range (widen it with --param) the explorer kills it: {kill.summary}"
-        if graph_digest(exploration.graph, ghost_names(table), table) != digest:
+        if observable_digest(exploration.graph, table) != digest:
+            run = first_difference(explore(base.table, params).graph, base.table, exploration.graph, table)
             return (
-                f"its reachable graph differs from the original's at {_fmt(params)}, beyond the mutation "
-                "range, where every claim still holds (widen the range with --param)"
+                f"a host tells it from the original at {_fmt(params)}, beyond the mutation range, where "
+                f"every claim still holds (widen the range with --param): {run}"
             )
     return None
 

@@ -254,6 +254,8 @@ class _Partial:
     equivalent: bool | None = None
     """The explorer's verdict on the graphs (None: not explored)."""
     note: str | None = None
+    difference: str | None = None
+    """Where a host first tells the mutant from the original: the evidence a survivor shows."""
 
 
 def _judge(base: Baseline, mutant: Mutant, engines: Sequence[Engine], every: bool, p: _Partial) -> _Partial:
@@ -300,6 +302,7 @@ def _run_engine(base: Baseline, engine: Engine, table: Table, p: _Partial) -> Ki
     if engine == "explore":
         explored = check_explore(base, table)
         p.equivalent = explored.equivalent
+        p.difference = explored.difference
         return explored.kill
     if engine == "vectors":
         return check_vectors(base, table)
@@ -472,6 +475,7 @@ def _needs_more(p: _Partial, every: bool, later: Sequence[Engine]) -> bool:
 
 def _result(m: Mutant, p: _Partial) -> MutantResult:
     status: Status = "killed" if p.kills else "equivalent" if p.equivalent else "survived"
+    note = p.note or (p.difference if status == "survived" else None)
     return MutantResult(
-        m.id, m.operator, m.description, status, tuple(p.kills), p.note, tuple(p.ran), dict(p.seconds)
+        m.id, m.operator, m.description, status, tuple(p.kills), note, tuple(p.ran), dict(p.seconds)
     )
