@@ -46,7 +46,8 @@ in a row at one budget value)."""
 
 def mutation_ranges(table: Table, span: int = MUTATION_SPAN) -> dict[str, list[int]]:
     """Each parameter's values from the start of its table `range` up to the `span`-th that
-    changes the original's reachable graph (the other parameters at the start of theirs).
+    changes what the original shows a host, and at least up to `span - 1` (the other
+    parameters at the start of theirs).
 
     Why three behaviours per parameter are enough to look for kills: a guard compares a
     counter with a budget (or a constant) and a counter starts at its initial value, so
@@ -55,7 +56,9 @@ def mutation_ranges(table: Table, span: int = MUTATION_SPAN) -> dict[str, list[i
     second), or where a step is neither the first nor the last (the third: a lost reset
     or a lost increment shows only the second time round, e.g. a second empty reply or
     a second wrap-up request). Values that behave alike (a table that reads
-    `max(1, budget)`) are skipped over, not counted. Equivalence is not decided on this
+    `max(1, budget)`) are skipped over, not counted; and since counters start at 0, the
+    range reaches 2 even when values below 0 already behave three ways (smolagents'
+    max_steps -1 and 0 differ, and a lost step increment shows only at 2). Equivalence is not decided on this
     range alone: see `confirm_equivalence`.
     """
     start = {p.name: p.range[0] for p in table.parameters}
@@ -66,7 +69,7 @@ def mutation_ranges(table: Table, span: int = MUTATION_SPAN) -> dict[str, list[i
         for value in range(p.range[0], p.range[1] + 1):
             values.append(value)
             seen.add(behaviour_digest(table, {**start, p.name: value}))
-            if len(seen) >= span:
+            if len(seen) >= span and value >= span - 1:
                 break
         out[p.name] = values
     return out

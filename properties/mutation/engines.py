@@ -166,19 +166,20 @@ def check_explore(base: Baseline, table: Table) -> Explored:
     return Explored(None, difference is None, difference)
 
 
-def confirm_equivalence(base: Baseline, table: Table) -> str | None:
-    """None if the mutant's graphs also equal the original's over the rest of the table's
-    explore ranges; otherwise where they differ (and what the claims say there).
+def confirm_equivalence(base: Baseline, table: Table) -> Kill | str | None:
+    """None if the mutant also shows a host what the original does over the rest of the
+    table's explore ranges; otherwise the explorer's kill there, or where a host tells them
+    apart while every claim still holds (a survivor's note).
 
     A mutant that looks equivalent over the mutation range is explored again over every
     configuration of the table's own ranges, so `equivalent` never rests on the small
-    range alone; a difference found there makes the mutant a survivor, with this note.
+    range alone.
     """
     for params, digest in base.beyond_the_range():
         exploration = explore(table, params, max_states=base.state_limit)
         if not exploration.summary.ok:
             kill = _explorer_kill(exploration.summary, base.state_limit)
-            return f"beyond the mutation range (widen it with --param) the explorer kills it: {kill.summary}"
+            return Kill(kill.engine, f"beyond the mutation range: {kill.summary}", kill.evidence)
         if observable_digest(exploration.graph, table) != digest:
             run = first_difference(explore(base.table, params).graph, base.table, exploration.graph, table)
             return (

@@ -273,9 +273,13 @@ def _judge(base: Baseline, mutant: Mutant, engines: Sequence[Engine], every: boo
         return p
     if "loader" not in engines and p.equivalent and not p.kills:
         started = time.perf_counter()
-        p.note = confirm_equivalence(base, loaded)
+        verdict = confirm_equivalence(base, loaded)
         p.seconds["explore"] = p.seconds.get("explore", 0.0) + time.perf_counter() - started
-        p.equivalent = p.note is None
+        p.equivalent = verdict is None
+        if isinstance(verdict, Kill):
+            p.kills.append(verdict)
+        else:
+            p.note = verdict
         if p.equivalent and not every:
             return p
     for engine in ENGINES:
