@@ -7,7 +7,8 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from turnbound.properties.conformance.vector_gen import dump, generate, vector_edges, write_vectors
+from turnbound.properties.conformance.control_edges import vector_edges
+from turnbound.properties.conformance.vector_gen import dump, generate, write_vectors
 from turnbound.properties.conformance.vectors import (
     MANIFEST,
     Manifest,
