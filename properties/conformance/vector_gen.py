@@ -46,9 +46,9 @@ from turnbound.properties.conformance.control_edges import (
 from turnbound.properties.conformance.vectors import (
     FORMAT,
     MANIFEST,
-    Coverage,
     Manifest,
     Vector,
+    VectorCoverage,
     expected_of,
     vectors_dir,
 )
@@ -286,9 +286,9 @@ def _steps(g: nx.DiGraph, nodes: list[int]) -> list[PathStep]:
 def _manifest(gen: Generation) -> Manifest:
     table = gen.table
 
-    def coverage(items: dict[str, str]) -> Coverage:
+    def coverage(items: dict[str, str]) -> VectorCoverage:
         covered = {k: v for k, v in sorted(items.items()) if v}
-        return Coverage(items=covered, uncovered=sorted(k for k, v in items.items() if not v))
+        return VectorCoverage(items=covered, uncovered=sorted(k for k, v in items.items() if not v))
 
     transitions = {t.id: gen.transitions.get(t.id, "") for t in table.transitions}
     return Manifest(
