@@ -11,9 +11,10 @@ from typing import Any
 
 from rich.table import Table as RichTable
 from turnbound.properties.cli.app import console
-from turnbound.properties.cli.interpret import fmt_outcome, fmt_values, print_trace
+from turnbound.properties.cli.interpret import fmt_outcome, print_trace
 from turnbound.properties.explore.explorer import ClaimResult, Summary, Violation, Witness, bound_sides
 from turnbound.properties.explore.sweep import ClaimTally
+from turnbound.properties.scheduler import fmt_values
 from turnbound.reference.expr import Ref
 from turnbound.reference.table import Table
 

@@ -305,7 +305,8 @@ def _manifest(gen: Generation) -> Manifest:
     )
 
 
-def dump(model: Vector | Manifest) -> str:
+def json_text(model: Vector | Manifest) -> str:
+    """A vector's or the manifest's file, byte for byte."""
     return json.dumps(model.model_dump(mode="json", by_alias=True, exclude_none=True), indent=2) + "\n"
 
 
@@ -343,6 +344,6 @@ def write_vectors(table: Table, directory: Path | None = None) -> tuple[Path, li
     for name in sorted(written_before(table, out) - keep):
         (out / name).unlink(missing_ok=True)
     for v in vectors:
-        (out / f"{v.id}.json").write_text(dump(v), encoding="utf-8")
-    (out / MANIFEST).write_text(dump(manifest), encoding="utf-8")
+        (out / f"{v.id}.json").write_text(json_text(v), encoding="utf-8")
+    (out / MANIFEST).write_text(json_text(manifest), encoding="utf-8")
     return out, vectors, manifest
