@@ -39,7 +39,7 @@ from turnbound.reference.rules_declarations import (
     build_variables,
     check_enum_members,
     check_outcomes,
-    check_profile,
+    check_profile_section,
     check_state_names,
 )
 from turnbound.reference.rules_monitors import build_monitors, build_step_claims, pasttime_variables
@@ -52,7 +52,7 @@ from turnbound.reference.rules_places import (
     location_edges,
 )
 from turnbound.reference.rules_report import TERMINAL_ENUM, build_report, op_calls_name, report_scope
-from turnbound.reference.rules_transitions import available_facts, build_transition
+from turnbound.reference.rules_transitions import build_transition, readable_fact_symbols
 from turnbound.reference.table import Claim, Table
 from turnbound.reference.types import BOOL, INT, Type, conforms
 from turnbound.reference.wellformed import check_wellformed
@@ -121,7 +121,7 @@ def build_table(data: Mapping[str, object], source: str, digest: str) -> Table:
 def assemble(ctx: LoadContext) -> Table:
     """The rules in order, each assuming the ones before it hold; the first one broken is the error."""
     d = ctx.doc
-    check_profile(ctx)
+    check_profile_section(ctx)
     build_enums(ctx)
     params = build_parameters(ctx)
     param_scope = {p.name: Symbol(p.name, "param", INT) for p in params}
@@ -141,7 +141,7 @@ def assemble(ctx: LoadContext) -> Table:
     edges = location_edges(ctx, operations, failures)
     check_reachable(ctx, edges, locations)
     check_way_out(ctx, locations)
-    available = available_facts(ctx, operations, failures)
+    available = readable_fact_symbols(ctx, operations, failures)
     transitions = tuple(
         build_transition(ctx, i, state_scope, operations, failures, available)
         for i, _ in enumerate(d.transitions)

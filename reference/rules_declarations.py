@@ -139,7 +139,7 @@ def value_spec(ctx: LoadContext, where: str, name: str, spec: ValueSpecDoc) -> V
 # -- the profile and what the host offers ------------------------------------
 
 
-def check_profile(ctx: LoadContext) -> None:
+def check_profile_section(ctx: LoadContext) -> None:
     """The name names directories (cases, vectors): an identifier, so it can never leave them."""
     p = ctx.doc.profile
     if not PROFILE_NAME.fullmatch(p.name):

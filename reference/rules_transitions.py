@@ -17,7 +17,7 @@ from turnbound.reference.table import Failure, Operation, Transition
 from turnbound.reference.types import BOOL, Type
 
 
-def available_facts(
+def readable_fact_symbols(
     ctx: LoadContext, operations: Mapping[str, Operation], failures: Mapping[str, Failure]
 ) -> dict[str, dict[str, Symbol]]:
     """Facts readable at each location (`turnbound.reference.readable`: one rule for every engine)."""

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 from turnbound.properties.cli.app import app, emit_json, finish, json_option, parse_param_ranges, usage_error
-from turnbound.properties.cli.explore_report import counted, exploration_json, print_exploration
+from turnbound.properties.cli.explore_report import count_text, exploration_json, print_exploration
 from turnbound.properties.explore.explorer import DEFAULT_MAX_STATES, explore
 from turnbound.properties.explore.sweep import DEFAULT_JOBS, configurations, explore_all, tally
 from turnbound.properties.graph.files import write_dot, write_graphml
@@ -87,6 +87,6 @@ def explore_cmd(
         print_exploration(table, configs, summaries, tallies, files, ok)
         states = sum(s.states for s in summaries)
         rate = f" ({states / seconds:,.0f} states/s)" if seconds > 0 else ""
-        done = counted(len(summaries), "configuration")
+        done = count_text(len(summaries), "configuration")
         sys.stderr.write(f"explored {done}, {states:,} states in {seconds:.2f} s{rate}\n")
     finish(ok)

@@ -205,7 +205,7 @@ SHOWN_STEPS = 12
 """A witness longer than twice this shows its first and last SHOWN_STEPS host calls."""
 
 
-def counted(n: int, noun: str) -> str:
+def count_text(n: int, noun: str) -> str:
     return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
@@ -219,7 +219,7 @@ def _elide(items: list[str], keep: int) -> list[str]:
 def print_witness(w: Witness) -> None:
     """A witness as a replayable trace (`print_trace`), long ones with their middle elided."""
     trace = w.trace
-    header = f"witness: {counted(len(trace.steps), 'host call')}, {counted(len(w.path), 'transition')}"
+    header = f"witness: {count_text(len(trace.steps), 'host call')}, {count_text(len(w.path), 'transition')}"
     if len(trace.steps) <= 2 * SHOWN_STEPS:
         print_trace(header, trace, w.line)  # prints the parameters after the header
         return
@@ -257,7 +257,9 @@ def _print_violation(table: Table, v: Violation, expected: bool, params: dict[st
         console.print(f"distinct probe lines that break {v.claim} (shortest witness each):", markup=False)
         for e in v.exits:
             case = f"   [case {e.case}]" if e.case else ""
-            console.print(f"  {counted(len(e.witness.path), 'transition'):>15}  {e.line}{case}", markup=False)
+            console.print(
+                f"  {count_text(len(e.witness.path), 'transition'):>15}  {e.line}{case}", markup=False
+            )
             if e.replay_problem is not None:
                 console.print(
                     f"  WITNESS DOES NOT REPLAY on the interpreter: {e.replay_problem}", markup=False
@@ -303,7 +305,7 @@ def print_exploration(
     if ok:
         refuted = sum(1 for t in tallies if t.expect == "violated")
         console.print(
-            f"OK: {len(tallies)} claims as expected in {counted(len(summaries), 'configuration')}"
+            f"OK: {len(tallies)} claims as expected in {count_text(len(summaries), 'configuration')}"
             + (f" ({refuted} refuted as expected)" if refuted else ""),
             markup=False,
         )
@@ -315,7 +317,7 @@ def print_exploration(
         problems.append("witness does not replay: " + ", ".join(unreplayed))
     limits = sorted({s.limit or "" for s in summaries if not s.complete})
     undecided = (
-        f"not decided: limit {', '.join(limits)} reached in {counted(incomplete, 'configuration')}"
+        f"not decided: limit {', '.join(limits)} reached in {count_text(incomplete, 'configuration')}"
         if incomplete
         else ""
     )
