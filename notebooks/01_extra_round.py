@@ -31,7 +31,7 @@ import networkx as nx
 from IPython.display import SVG, Markdown, display
 from turnbound.properties.explore.explorer import PathStep, describe_outcome, explore, replay
 from turnbound.properties.graph.model import control_flow, highlight, state_graph, state_path_edges
-from turnbound.properties.graph.render import render
+from turnbound.properties.graph.render import render_graph
 from turnbound.properties.prove.prover import Prover
 from turnbound.properties.explore.sweep import sweep
 from turnbound.reference.cases import check_case
@@ -82,7 +82,7 @@ md_table(
 # in brackets and the host operation it calls; dashed edges are where a host failure leads.
 
 # %%
-display(SVG(render(control_flow(table), "svg")))
+display(SVG(render_graph(control_flow(table), "svg")))
 
 # %% [markdown]
 # ## 2. The seed's five rows, on the reference interpreter
@@ -200,7 +200,7 @@ picture = highlight(
     marked,
     note="red: the paths to the three-round endings",
 )
-display(SVG(render(picture, "svg")))
+display(SVG(render_graph(picture, "svg")))
 
 # %% [markdown]
 # With **every** host behaviour there are many more ways to reach three rounds. The

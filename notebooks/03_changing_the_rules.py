@@ -27,7 +27,7 @@
 from IPython.display import SVG, Markdown, display
 from turnbound.properties.explore.explorer import describe_outcome, explore
 from turnbound.properties.graph.model import control_flow, highlight, trace_edges
-from turnbound.properties.graph.render import render
+from turnbound.properties.graph.render import render_graph
 from turnbound.properties.prove.prover import Prover
 from turnbound.reference.loader import load_table_text
 from turnbound.reference.profiles import table_path
@@ -160,7 +160,7 @@ for name in ("two recoveries", "two extra rounds"):
         trace_edges(t, v.witness.trace),
         note=f"{name}: red is the shortest run breaking rounds_bound ({v.witness.line})",
     )
-    display(SVG(render(picture, "svg")))
+    display(SVG(render_graph(picture, "svg")))
 
 # %% [markdown]
 # The prover's counterexamples are not limited to the seed's parameters: it picks the

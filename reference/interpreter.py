@@ -8,7 +8,7 @@ from turnbound.reference.arguments import require_host, require_params, require_
 from turnbound.reference.host import Host
 from turnbound.reference.machine import Machine
 from turnbound.reference.outcomes import Outcome
-from turnbound.reference.stepping import DEFAULT_MAX_STEPS, MAX_INTERNAL, Turn, run_turn
+from turnbound.reference.stepping import DEFAULT_MAX_STEPS, MAX_INTERNAL, Turn, drive_turn
 from turnbound.reference.table import Table
 from turnbound.reference.trace import Trace
 
@@ -32,7 +32,7 @@ def run(
     require_host(host, "run")
     require_params(params, "run")
     machine = table if isinstance(table, Machine) else Machine(table, params)
-    return run_turn(Turn[None](machine, max_steps), host)
+    return drive_turn(Turn[None](machine, max_steps), host)
 
 
 def outcome_script(trace: Trace) -> dict[str, list[Outcome]]:

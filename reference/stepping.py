@@ -232,7 +232,7 @@ class Turn(Generic[F]):
         )
 
 
-def run_turn(turn: Turn[F], host: Host) -> Trace:
+def drive_turn(turn: Turn[F], host: Host) -> Trace:
     """Drive a turn to its end with `host` answering every call."""
     turn.begin()
     while turn.pending is not None:

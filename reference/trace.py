@@ -7,8 +7,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 from turnbound.reference.expr_compile import compile_expr
-from turnbound.reference.loader import TERMINAL_ENUM, op_calls_name
 from turnbound.reference.outcomes import Outcome
+from turnbound.reference.rules_report import TERMINAL_ENUM, op_calls_name
 from turnbound.reference.table import Table
 from turnbound.reference.types import Value
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 import time
 
 from turnbound.properties.prove.encoding import Encoding
-from turnbound.properties.prove.explicit import Graph, Node, graph_for, search_state
+from turnbound.properties.prove.explicit import Node, StateSpace, search_state, state_space_for
 from turnbound.reference.profiles import load_profile
 
 
 def _fresh(enc: Encoding, params: dict[str, int], place: str) -> list[str]:
-    graph = Graph(enc, params, 20_000)
+    graph = StateSpace(enc, params, 20_000)
     path, exhaustive = graph.bfs(graph.start, lambda n: n[0].location == place, time.monotonic() + 60)
     assert exhaustive and path is not None
     return [edge.transition.id for _, edge, _ in path]
@@ -21,8 +21,8 @@ def test_memoized_searches_agree_with_fresh_ones() -> None:
     enc = Encoding(load_profile("deeptutor-scheduler"))
     params = {"explorationBudget": 2, "settlementBudget": 1}
     deadline = time.monotonic() + 60
-    graph = graph_for(enc, params, 20_000)
-    assert graph_for(enc, params, 20_000) is graph
+    graph = state_space_for(enc, params, 20_000)
+    assert state_space_for(enc, params, 20_000) is graph
     for place in ("forced_finish", "round_done", "reject_finish", "aborted", "forced_finish"):
         found, exhaustive = graph.from_start(lambda i, n, p=place: n[0].location == p, deadline)
         assert exhaustive and found is not None
@@ -45,7 +45,7 @@ def test_search_state_runs_end_at_a_terminal_and_repeat() -> None:
 
 def test_an_unreachable_target_is_exhaustively_absent() -> None:
     enc = Encoding(load_profile("deeptutor-scheduler"))
-    graph = graph_for(enc, {"explorationBudget": 1, "settlementBudget": 0}, 20_000)
+    graph = state_space_for(enc, {"explorationBudget": 1, "settlementBudget": 0}, 20_000)
 
     def never(i: int, n: Node) -> bool:
         return False

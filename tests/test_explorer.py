@@ -18,7 +18,7 @@ import pytest
 from turnbound.properties.cli.main import main
 from turnbound.properties.explore.explorer import DETERMINISTIC, TERMINATES, Exploration, explore, replay
 from turnbound.properties.explore.sweep import configurations, default_ranges, explore_all, sweep, tally
-from turnbound.properties.graph.files import to_dot, write_dot, write_graphml
+from turnbound.properties.graph.files import exploration_dot, write_dot, write_graphml
 from turnbound.reference.errors import DefinitionError, ScriptExhausted
 from turnbound.reference.expr import Compare, Ref
 from turnbound.reference.expr_compile import compile_expr
@@ -314,12 +314,12 @@ def test_dot_and_graphml_are_written_and_parse_back(
 def test_exports_are_byte_stable(deeptutor: Table, tmp_path: Path) -> None:
     a = explore(deeptutor, {"explorationBudget": 0})
     b = explore(deeptutor, {"explorationBudget": 0})
-    assert to_dot(a) == to_dot(b)
+    assert exploration_dot(a) == exploration_dot(b)
     write_graphml(a, tmp_path / "a.graphml")
     write_graphml(b, tmp_path / "b.graphml")
     assert (tmp_path / "a.graphml").read_bytes() == (tmp_path / "b.graphml").read_bytes()
     write_dot(a, tmp_path / "a.dot")
-    assert (tmp_path / "a.dot").read_text() == to_dot(a)
+    assert (tmp_path / "a.dot").read_text() == exploration_dot(a)
     assert json.dumps(a.summary.to_json()) == json.dumps(b.summary.to_json())
 
 

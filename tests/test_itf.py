@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from turnbound.properties.cli.main import main
 from turnbound.properties.conformance.cases import bundled_cases
-from turnbound.properties.export.itf import decode, encode, read_itf, to_itf, write_itf
+from turnbound.properties.export.itf import decode_itf_value, encode_itf_value, read_itf, to_itf, write_itf
 from turnbound.reference.table import Table
 
 CASES = Path(__file__).resolve().parent.parent / "spec" / "cases" / "deeptutor-scheduler"
@@ -54,10 +54,10 @@ def test_counters_and_locations_round_trip(deeptutor: Table, tmp_path: Path, nam
 
 def test_values_encode_and_decode() -> None:
     value = {"n": 3, "b": True, "s": "x", "l": [1, False]}
-    assert encode(value) == {"n": {"#bigint": "3"}, "b": True, "s": "x", "l": [{"#bigint": "1"}, False]}
-    assert decode(encode(value)) == value
-    assert decode({"#map": [[{"#bigint": "1"}, "a"]]}) == {1: "a"}
-    assert decode({"#tup": [{"#bigint": "-2"}]}) == (-2,)
+    assert encode_itf_value(value) == {"n": {"#bigint": "3"}, "b": True, "s": "x", "l": [{"#bigint": "1"}, False]}
+    assert decode_itf_value(encode_itf_value(value)) == value
+    assert decode_itf_value({"#map": [[{"#bigint": "1"}, "a"]]}) == {1: "a"}
+    assert decode_itf_value({"#tup": [{"#bigint": "-2"}]}) == (-2,)
 
 
 def test_run_script_writes_itf(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

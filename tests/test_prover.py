@@ -11,10 +11,10 @@ import pytest
 from turnbound.properties.cli.main import main
 from turnbound.properties.explore.explorer import explore
 from turnbound.properties.explore.sweep import configurations
-from turnbound.properties.prove.encoding import Encoding, Run
+from turnbound.properties.prove.encoding import Encoding, SymbolicRun
 from turnbound.properties.prove.goals import table_goals
 from turnbound.properties.prove.prover import ProofResult, Prover
-from turnbound.properties.prove.witness import WitnessDoesNotReplay, admitted, replay, search
+from turnbound.properties.prove.witness import WitnessDoesNotReplay, admitted, replay_symbolic_run, search
 from turnbound.reference.expr_compile import compile_expr
 from turnbound.reference.host import Script, ScriptHost
 from turnbound.reference.interpreter import run
@@ -166,7 +166,7 @@ def test_an_invariant_broken_midway_is_shown_on_a_completed_run(tiny_text: str) 
     assert r.witness.detail.startswith("false at ")
 
 
-def _shortest_run(deeptutor: Table) -> tuple[Encoding, Run]:
+def _shortest_run(deeptutor: Table) -> tuple[Encoding, SymbolicRun]:
     enc = Encoding(deeptutor)
     found = search(
         enc,
@@ -181,15 +181,15 @@ def _shortest_run(deeptutor: Table) -> tuple[Encoding, Run]:
 
 def test_a_witness_that_does_not_replay_fails_loudly(deeptutor: Table) -> None:
     enc, found = _shortest_run(deeptutor)
-    replay(enc, found)  # the untouched run replays
-    wrong_end = Run(
+    replay_symbolic_run(enc, found)  # the untouched run replays
+    wrong_end = SymbolicRun(
         found.params,
         [*found.states[:-1], type(found.states[-1])("finish", {}, {}, ())],
         found.edges,
         found.outcomes,
     )
     with pytest.raises(WitnessDoesNotReplay, match="does not replay"):
-        replay(enc, wrong_end)
+        replay_symbolic_run(enc, wrong_end)
 
 
 def test_the_encoding_must_admit_what_the_machine_did(deeptutor: Table) -> None:
@@ -198,7 +198,7 @@ def test_the_encoding_must_admit_what_the_machine_did(deeptutor: Table) -> None:
     last = found.states[-1]
     changed = type(last)(last.place, {**last.vars, "rounds": 99}, last.facts, last.ghosts)
     with pytest.raises(WitnessDoesNotReplay, match="does not admit"):
-        admitted(enc, Run(found.params, [*found.states[:-1], changed], found.edges, found.outcomes))
+        admitted(enc, SymbolicRun(found.params, [*found.states[:-1], changed], found.edges, found.outcomes))
 
 
 # -- the command line ------------------------------------------------------------------

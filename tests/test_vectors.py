@@ -7,7 +7,8 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from turnbound.properties.conformance.vector_gen import dump, generate, vector_edges, write_vectors
+from turnbound.properties.conformance.control_edges import vector_edges
+from turnbound.properties.conformance.vector_gen import generate, json_text, write_vectors
 from turnbound.properties.conformance.vectors import (
     MANIFEST,
     Manifest,
@@ -88,7 +89,7 @@ def test_a_stale_or_edited_vector_is_refused(tmp_path: Path) -> None:
 def test_regenerating_changes_no_byte(name: str) -> None:
     table = load_profile(name)
     vectors, manifest = generate(table)
-    expected = {f"{v.id}.json": dump(v) for v in vectors} | {MANIFEST: dump(manifest)}
+    expected = {f"{v.id}.json": json_text(v) for v in vectors} | {MANIFEST: json_text(manifest)}
     directory = vectors_dir(table)
     assert {p.name: p.read_text() for p in directory.glob("*.json")} == expected
 
@@ -101,7 +102,7 @@ def test_a_regeneration_removes_the_edge_vectors_the_previous_one_wrote(tmp_path
     (out / stale).write_text("{}")
     (out / "notes-by-hand.json").write_text("{}")
     listed = manifest.model_copy(update={"vectors": [*manifest.vectors, stale.removesuffix(".json")]})
-    (out / MANIFEST).write_text(dump(listed))
+    (out / MANIFEST).write_text(json_text(listed))
     write_vectors(table, tmp_path)
     names = {p.name for p in out.glob("*.json")}
     assert stale not in names and "notes-by-hand.json" in names

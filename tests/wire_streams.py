@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hypothesis import strategies as st
-from turnbound.properties.conformance.cases import CaseResult, ConformCase, run_case
+from turnbound.properties.conformance.cases import ConformCase, ConformCaseResult, run_case
 from turnbound.properties.conformance.runner import failure_details, result_json
 from turnbound.properties.conformance.wire import WireScheduler
 from turnbound.reference.table import Table
@@ -130,7 +130,7 @@ def streams(table: Table) -> st.SearchStrategy[Stream]:
     return st.builds(Stream, st.lists(lines(table), max_size=6), st.booleans(), hangs)
 
 
-def play(table: Table, case: ConformCase, stream: Stream, tmp: Path) -> tuple[CaseResult, float]:
+def play(table: Table, case: ConformCase, stream: Stream, tmp: Path) -> tuple[ConformCaseResult, float]:
     """Run `case` against a process that writes `stream` and then exits or hangs."""
     path = tmp / "stream"
     path.write_bytes(stream.data())
@@ -147,7 +147,7 @@ def play(table: Table, case: ConformCase, stream: Stream, tmp: Path) -> tuple[Ca
     return result, time.monotonic() - began
 
 
-def check_clean(result: CaseResult) -> None:
+def check_clean(result: ConformCaseResult) -> None:
     """A case that passed, or failed with a one-line reason that every report can render."""
     if result.passed:
         return

@@ -20,6 +20,14 @@ the table; the counters are the loop's own `AgentLoopState`.
 
 Run it: `turnbound conform deeptutor-agentloop --fuzz 2000 --adapter
 turnbound.properties.adapters.deeptutor_agentloop:scheduler`.
+
+Why this module is long: an adapter is one module (`--adapter module:scheduler` names it,
+and the bundled adapters are the examples docs/frameworks/ADDING.md points to), and
+deeptutor's AgentLoop needs several scripted collaborators where another framework needs
+one scripted model: the model client and its provider stream, the pipeline (tool dispatch,
+ask_user, the capability hooks), the stream bus's call_status events and the retry delays,
+tied together by one turn. Split apart, a turn's wiring would be spread over files that are
+only ever read together.
 """
 
 from __future__ import annotations

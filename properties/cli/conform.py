@@ -24,7 +24,7 @@ from turnbound.properties.cli.app import (
     seconds_option,
     usage_error,
 )
-from turnbound.properties.conformance.cases import CaseResult, ConformCase, bundled_cases
+from turnbound.properties.conformance.cases import ConformCase, ConformCaseResult, bundled_cases
 from turnbound.properties.conformance.generated import fuzz_cases
 from turnbound.properties.conformance.runner import (
     ConformReport,
@@ -288,7 +288,7 @@ def _print(report: ConformReport, cases: list[ConformCase]) -> None:
     console.print(report.summary, markup=False)
 
 
-def _print_failure(r: CaseResult) -> None:
+def _print_failure(r: ConformCaseResult) -> None:
     for line in failure_details(r):
         console.print(f"    {line}", markup=False, soft_wrap=True)
     if r.case.kind == "fuzz":

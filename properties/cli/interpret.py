@@ -17,6 +17,7 @@ from turnbound.properties.cli.app import (
     parse_param_values,
     usage_error,
 )
+from turnbound.properties.scheduler import fmt_values
 from turnbound.reference.cases import CaseResult, check_case
 from turnbound.reference.errors import DefinitionError
 from turnbound.reference.host import ScriptHost, check_script, parse_script
@@ -26,7 +27,6 @@ from turnbound.reference.outcomes import outcome_text
 from turnbound.reference.profiles import load_profile, profile_cases, profile_names
 from turnbound.reference.table import CONTRACT_VIOLATION
 from turnbound.reference.trace import Step, Trace, probe_line
-from turnbound.reference.types import Value
 
 
 @app.command()
@@ -154,10 +154,6 @@ def _run_script(
         emit_json(trace.to_json())
         return
     print_trace(table.name, trace, probe_line(table, trace))
-
-
-def fmt_values(values: dict[str, Value]) -> str:
-    return ", ".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in values.items())
 
 
 def fmt_outcome(step: Step) -> str:

@@ -15,7 +15,7 @@ from turnbound.properties.prove.prover import (
     ProofResult,
     Prover,
 )
-from turnbound.properties.prove.witness import Witness
+from turnbound.properties.prove.witness import ConcreteRun
 from turnbound.reference.errors import DefinitionError, RunError
 from turnbound.reference.profiles import load_profile
 from turnbound.reference.stepping import probe_run
@@ -121,7 +121,7 @@ def _claim_json(r: ProofResult) -> dict[str, Any]:
     }
 
 
-def _witness_json(w: Witness | None) -> dict[str, Any] | None:
+def _witness_json(w: ConcreteRun | None) -> dict[str, Any] | None:
     return None if w is None else w.to_json()
 
 
@@ -167,5 +167,5 @@ def _line(r: ProofResult) -> str:
     return text
 
 
-def _print_witness(table: Table, w: Witness) -> None:
+def _print_witness(table: Table, w: ConcreteRun) -> None:
     print_trace(table.name, w.trace, probe_line(table, w.trace))

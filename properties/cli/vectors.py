@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 from turnbound.properties.cli.app import app, console, emit_json, finish, json_option
-from turnbound.properties.conformance.vector_gen import dump, generate, write_vectors
+from turnbound.properties.conformance.vector_gen import generate, json_text, write_vectors
 from turnbound.properties.conformance.vectors import MANIFEST, schema_texts, vectors_dir
 from turnbound.reference.profiles import load_profile, profile_names, spec_dir
 
@@ -20,7 +20,7 @@ def vectors_group() -> None:
 @vectors_group.command("generate")
 @click.argument("profiles", nargs=-1)
 @json_option
-def generate_cmd(profiles: tuple[str, ...], as_json: bool) -> None:
+def vectors_generate_cmd(profiles: tuple[str, ...], as_json: bool) -> None:
     """Write the vectors and manifest of each PROFILE (default: every bundled one), and spec/schema/."""
     rows: list[dict[str, Any]] = []
     for name in profiles or profile_names():
@@ -60,14 +60,14 @@ def generate_cmd(profiles: tuple[str, ...], as_json: bool) -> None:
 @vectors_group.command("check")
 @click.argument("profiles", nargs=-1)
 @json_option
-def check_cmd(profiles: tuple[str, ...], as_json: bool) -> None:
+def vectors_check_cmd(profiles: tuple[str, ...], as_json: bool) -> None:
     """Regenerate in memory and compare with the checked-in files: exit 1 on any drift."""
     drift: list[str] = []
     for name in profiles or profile_names():
         table = load_profile(name)
         vectors, manifest = generate(table)
         directory = vectors_dir(table)
-        expected = {f"{v.id}.json": dump(v) for v in vectors} | {MANIFEST: dump(manifest)}
+        expected = {f"{v.id}.json": json_text(v) for v in vectors} | {MANIFEST: json_text(manifest)}
         drift += _compare(directory, expected)
     drift += _compare(spec_dir() / "schema", schema_texts(), extra_ok=True)
     if as_json:

@@ -101,7 +101,7 @@ def bundled_cases(table: Table) -> list[ConformCase]:
 
 
 @dataclass(frozen=True)
-class CaseResult:
+class ConformCaseResult:
     case: ConformCase
     observed: Observed
     divergence: str | None
@@ -115,7 +115,7 @@ class CaseResult:
         return self.divergence is None
 
 
-def run_case(scheduler: Scheduler, case: ConformCase) -> CaseResult:
+def run_case(scheduler: Scheduler, case: ConformCase) -> ConformCaseResult:
     """Drive one case; an in-process implementation that raises instead of reporting a fault fails
     the case too (a wire implementation cannot raise: everything it writes is read as a message)."""
     began = time.perf_counter()
@@ -124,4 +124,6 @@ def run_case(scheduler: Scheduler, case: ConformCase) -> CaseResult:
         observed = drive(scheduler, case.params, ScriptHost(case.script), horizon=horizon)
     except Exception as exc:  # an in-process implementation's bug: a failed case, not a crash of turnbound
         observed = Observed((), None, f"the implementation raised {type(exc).__name__}: {exc}", FAULT_RAISED)
-    return CaseResult(case, observed, first_divergence(case.expected, observed), time.perf_counter() - began)
+    return ConformCaseResult(
+        case, observed, first_divergence(case.expected, observed), time.perf_counter() - began
+    )

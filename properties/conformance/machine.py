@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from turnbound.properties.conformance.cases import CaseResult, run_case, try_case
+from turnbound.properties.conformance.cases import ConformCaseResult, run_case, try_case
 from turnbound.properties.fuzz.session import fuzz
 from turnbound.properties.scheduler import (
     BREAKER,
@@ -35,7 +35,7 @@ class MachineResult:
     seed: int
     message: str | None
     """What the machine found (its finding, then the first divergence), or None."""
-    failure: CaseResult | None
+    failure: ConformCaseResult | None
     """The counterexample replayed on the implementation as a case, when it replays."""
 
     @property

@@ -13,7 +13,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from turnbound.properties.conformance.cases import CaseResult, ConformCase, run_case
+from turnbound.properties.conformance.cases import ConformCase, ConformCaseResult, run_case
 from turnbound.properties.conformance.generated import shrink
 from turnbound.properties.conformance.machine import MachineResult, run_machine
 from turnbound.properties.scheduler import (
@@ -42,7 +42,7 @@ SHRINK_TOTAL = 1000
 class ConformReport:
     profile: str
     implementation: str
-    results: tuple[CaseResult, ...]
+    results: tuple[ConformCaseResult, ...]
     seconds: float
     restarts: int = 0
     machine: MachineResult | None = None
@@ -54,7 +54,7 @@ class ConformReport:
     """A generated failing case's id -> the case with the same first divergence that was shrunk instead."""
 
     @property
-    def failures(self) -> list[CaseResult]:
+    def failures(self) -> list[ConformCaseResult]:
         return [r for r in self.results if not r.passed]
 
     @property
@@ -98,11 +98,11 @@ def conform(
     failures are shrunk once per first divergence, within `shrink_total` runs in all.
     """
     began = time.perf_counter()
-    results: list[CaseResult] = []
+    results: list[ConformCaseResult] = []
     duplicates: dict[str, str] = {}
     shrunk: dict[tuple[str, ...], str] = {}
     shrink_left = shrink_total
-    streak: list[CaseResult] = []
+    streak: list[ConformCaseResult] = []
     machine = None
     stopped: str | None = None
     not_run: tuple[ConformCase, ...] = ()
@@ -148,7 +148,7 @@ def conform(
     )
 
 
-def _streak(streak: list[CaseResult], result: CaseResult) -> list[CaseResult]:
+def _streak(streak: list[ConformCaseResult], result: ConformCaseResult) -> list[ConformCaseResult]:
     kind = result.observed.fault_kind
     if result.passed or kind not in PROCESS_FAULTS:
         return []
@@ -157,7 +157,7 @@ def _streak(streak: list[CaseResult], result: CaseResult) -> list[CaseResult]:
     return [*streak, result]
 
 
-def _reason(result: CaseResult) -> str:
+def _reason(result: ConformCaseResult) -> str:
     kind = result.observed.fault_kind
     what = {FAULT_HANG: "the implementation hangs", FAULT_EXIT: "the implementation exits"}.get(
         kind or "", "the implementation breaks the protocol"
@@ -165,7 +165,7 @@ def _reason(result: CaseResult) -> str:
     return f"{what}: {result.observed.fault}"
 
 
-def divergence_key(result: CaseResult) -> tuple[str, ...]:
+def divergence_key(result: ConformCaseResult) -> tuple[str, ...]:
     """What two failures have in common when they are the same bug: the operations (or terminal,
     or counters) at the first divergence, without the step number or the values around it."""
     expected, observed = result.case.expected, result.observed
@@ -195,14 +195,18 @@ def divergence_key(result: CaseResult) -> tuple[str, ...]:
     return ("counters", expected.terminal, *differ)
 
 
-def _shrunk(table: Table, scheduler: Scheduler, failed: CaseResult, budget: int) -> CaseResult:
+def _shrunk(table: Table, scheduler: Scheduler, failed: ConformCaseResult, budget: int) -> ConformCaseResult:
     smallest, runs = shrink(table, failed.case, lambda c: not run_case(scheduler, c).passed, budget)
     if smallest is failed.case:
-        return CaseResult(failed.case, failed.observed, failed.divergence, failed.seconds, failed.case, runs)
+        return ConformCaseResult(
+            failed.case, failed.observed, failed.divergence, failed.seconds, failed.case, runs
+        )
     final = run_case(scheduler, smallest)
     if final.passed:  # a flaky implementation: report the original failure
-        return CaseResult(failed.case, failed.observed, failed.divergence, failed.seconds, failed.case, runs)
-    return CaseResult(smallest, final.observed, final.divergence, final.seconds, failed.case, runs)
+        return ConformCaseResult(
+            failed.case, failed.observed, failed.divergence, failed.seconds, failed.case, runs
+        )
+    return ConformCaseResult(smallest, final.observed, final.divergence, final.seconds, failed.case, runs)
 
 
 # -- reporting ----------------------------------------------------------------------------
@@ -215,7 +219,7 @@ def fmt_call(op: str, args: dict[str, Value], outcome: Outcome | None) -> str:
     return f"{call} -> {outcome_text(outcome)}"
 
 
-def failure_details(result: CaseResult) -> list[str]:
+def failure_details(result: ConformCaseResult) -> list[str]:
     """The failing case's parameters and its steps next to the reference's, up to the divergence."""
     case, observed = result.case, result.observed
     lines = [f"params: {fmt_values(dict(case.params))}"]
@@ -265,7 +269,9 @@ def fault_text(observed: Observed) -> str | None:
     return observed.fault
 
 
-def result_json(result: CaseResult, details: bool, duplicate_of: str | None = None) -> dict[str, object]:
+def result_json(
+    result: ConformCaseResult, details: bool, duplicate_of: str | None = None
+) -> dict[str, object]:
     out: dict[str, object] = {"id": result.case.id, "kind": result.case.kind, "passed": result.passed}
     if not details:
         return out

@@ -21,6 +21,8 @@ Every bundled case becomes a vector first. Then, for each control edge no vector
 yet (assignments by increasing budgets, states in breadth-first order), one run is
 added: the shortest path to the edge's state, the edge, the shortest way on to a
 terminal. Each run covers every edge along it, so most edges need no run of their own.
+
+The edges, their valuations and reading them off a finished run are in `control_edges`.
 """
 
 from __future__ import annotations
@@ -29,24 +31,29 @@ import hashlib
 import itertools
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import networkx as nx
+from turnbound.properties.conformance.control_edges import (
+    EDGE_DEFINITION,
+    Valuations,
+    edge_key,
+    given_clause,
+    trace_edge_keys,
+)
 from turnbound.properties.conformance.vectors import (
     FORMAT,
     MANIFEST,
-    Coverage,
     Manifest,
     Vector,
+    VectorCoverage,
     expected_of,
     vectors_dir,
 )
 from turnbound.properties.explore.explorer import PathStep, explore, replay
 from turnbound.reference.errors import DefinitionError
-from turnbound.reference.expr import Expr, Lit, Logic, Not, refs, render
-from turnbound.reference.expr_compile import Compiled, compile_expr
 from turnbound.reference.host import Script, ScriptHost
 from turnbound.reference.interpreter import outcome_script, run
 from turnbound.reference.jsonfile import read_json
@@ -55,101 +62,6 @@ from turnbound.reference.outcomes import Outcome
 from turnbound.reference.profiles import profile_cases
 from turnbound.reference.table import Table
 from turnbound.reference.trace import Trace, probe_line
-from turnbound.reference.types import Value
-
-EDGE_DEFINITION = (
-    "(transition, outcome, next, valuation): a transition that calls the host, one outcome of that call "
-    "from its finite domain, the transition taken next (or `end:TERMINAL`), and the truth of each atom "
-    "reading a variable or parameter in the guards taken from there up to the next call "
-    "(`TRANSITION(atom, not atom)`, joined by ` ; `), reachable at some parameter assignment of the "
-    "profile's default range (edges into a state cut off at the step horizon excluded)"
-)
-
-
-def edge_key(transition: str, outcome: Outcome, after: str) -> str:
-    return f"{transition} | {json.dumps(outcome.to_json(), sort_keys=True, separators=(',', ':'))} -> {after}"
-
-
-class Valuations:
-    """The atoms of each transition's guard that read a variable or parameter, compiled once."""
-
-    def __init__(self, table: Table) -> None:
-        self.atoms: dict[str, tuple[tuple[str, Compiled], ...]] = {}
-        for t in table.transitions:
-            found: dict[str, Compiled] = {}
-            for atom in _atoms(t.guard):
-                text = render(atom)
-                if text not in found and any(r.kind in ("var", "param") for r in refs(atom)):
-                    found[text] = compile_expr(atom)
-            self.atoms[t.id] = tuple(found.items())
-
-    def at(self, transition: str, env: Mapping[str, Value]) -> str:
-        """`TRANSITION(atom, not atom, ...)`, or '' where its guard reads no variable or parameter."""
-        atoms = self.atoms[transition]
-        if not atoms:
-            return ""
-        return f"{transition}(" + ", ".join(text if fn(env) else f"not {text}" for text, fn in atoms) + ")"
-
-
-def _atoms(node: Expr) -> Iterator[Expr]:
-    """The atoms of a guard: what `and`, `or` and `not` combine."""
-    if isinstance(node, Logic):
-        for part in node.operands:
-            yield from _atoms(part)
-    elif isinstance(node, Not):
-        yield from _atoms(node.operand)
-    elif not isinstance(node, Lit):
-        yield node
-
-
-def _given(parts: list[str]) -> str:
-    parts = [p for p in parts if p]
-    return " given " + " ; ".join(parts) if parts else ""
-
-
-def trace_edges(table: Table, trace: Trace) -> list[str]:
-    """The control edges a finished reference trace walks through."""
-    return _walked(table, trace.params, trace.path, [s.outcome for s in trace.steps], trace.terminal)
-
-
-def vector_edges(table: Table, vector: Vector) -> list[str]:
-    """The control edges a vector's expected run walks through."""
-    e = vector.expected
-    return _walked(table, vector.params, e.path, [s.outcome for s in e.steps], e.terminal)
-
-
-def _walked(
-    table: Table, params: Mapping[str, int], path: list[str], outcomes: list[Outcome], terminal: str
-) -> list[str]:
-    """The run stepped again on the machine, for the valuation after each call."""
-    machine = Machine(table, params)
-    valuations = Valuations(table)
-    answers = iter(outcomes)
-    state = machine.initial()
-    before: list[State] = []  # the state before each transition of the path
-    calls: list[tuple[int, Outcome]] = []
-    for k, tid in enumerate(path):
-        t = table.transition(tid)
-        before.append(state)
-        if t.op is None:
-            state = machine.take_internal(state, t)
-            continue
-        outcome = next(answers)
-        calls.append((k, outcome))
-        if machine.violation(t, outcome) is not None:
-            break
-        state = machine.take_outcome(state, t, outcome)
-    before.append(state)
-    edges = []
-    for k, outcome in calls:
-        after = path[k + 1] if k + 1 < len(path) else f"end:{terminal}"
-        parts = []
-        for m in range(k + 1, len(path)):
-            parts.append(valuations.at(path[m], machine.env(before[m])))
-            if table.transition(path[m]).op is not None:
-                break
-        edges.append(edge_key(path[k], outcome, after) + _given(parts))
-    return edges
 
 
 @dataclass
@@ -175,7 +87,7 @@ class Generation:
             expected=expected_of(trace, probe_line(self.table, trace)),
         )
         self.vectors.append(vector)
-        for key in trace_edges(self.table, trace):
+        for key in trace_edge_keys(self.table, trace):
             if not self.edges.get(key):
                 self.edges[key] = vid
         for tid in trace.path:
@@ -286,7 +198,7 @@ class _Edges:
             prefix = self._prefix[(tid, k)] = edge_key(tid, outcome, "")
         after = self._after.get(j)
         if after is None:
-            after = self._after[j] = _next(self.g, j) + _given(self._chain(j))
+            after = self._after[j] = _next(self.g, j) + given_clause(self._chain(j))
         return prefix + after
 
     def _chain(self, j: int) -> list[str]:
@@ -374,9 +286,9 @@ def _steps(g: nx.DiGraph, nodes: list[int]) -> list[PathStep]:
 def _manifest(gen: Generation) -> Manifest:
     table = gen.table
 
-    def coverage(items: dict[str, str]) -> Coverage:
+    def coverage(items: dict[str, str]) -> VectorCoverage:
         covered = {k: v for k, v in sorted(items.items()) if v}
-        return Coverage(items=covered, uncovered=sorted(k for k, v in items.items() if not v))
+        return VectorCoverage(items=covered, uncovered=sorted(k for k, v in items.items() if not v))
 
     transitions = {t.id: gen.transitions.get(t.id, "") for t in table.transitions}
     return Manifest(
@@ -393,7 +305,8 @@ def _manifest(gen: Generation) -> Manifest:
     )
 
 
-def dump(model: Vector | Manifest) -> str:
+def json_text(model: Vector | Manifest) -> str:
+    """A vector's or the manifest's file, byte for byte."""
     return json.dumps(model.model_dump(mode="json", by_alias=True, exclude_none=True), indent=2) + "\n"
 
 
@@ -431,6 +344,6 @@ def write_vectors(table: Table, directory: Path | None = None) -> tuple[Path, li
     for name in sorted(written_before(table, out) - keep):
         (out / name).unlink(missing_ok=True)
     for v in vectors:
-        (out / f"{v.id}.json").write_text(dump(v), encoding="utf-8")
-    (out / MANIFEST).write_text(dump(manifest), encoding="utf-8")
+        (out / f"{v.id}.json").write_text(json_text(v), encoding="utf-8")
+    (out / MANIFEST).write_text(json_text(manifest), encoding="utf-8")
     return out, vectors, manifest

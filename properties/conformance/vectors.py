@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic.json_schema import GenerateJsonSchema
 from turnbound.properties.conformance.cases import ConformCase, make_case
 from turnbound.properties.conformance.wire_schema import WireMessage
 from turnbound.reference.errors import DefinitionError
@@ -66,8 +67,9 @@ class Vector(BaseModel):
     expected: ExpectedTrace
 
 
-class Coverage(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class VectorCoverage(BaseModel):
+    # What the vectors cover of one kind of item. No docstring: pydantic would publish it in the schema.
+    model_config = ConfigDict(extra="forbid", frozen=True, title="Coverage")
 
     items: dict[str, str] = Field(description="Each covered item -> the first vector that covers it.")
     uncovered: list[str] = Field(default_factory=list)
@@ -85,9 +87,9 @@ class Manifest(BaseModel):
     parameter_assignments: int
     edge_definition: str
     vectors: list[str]
-    cases: Coverage
-    transitions: Coverage
-    edges: Coverage
+    cases: VectorCoverage
+    transitions: VectorCoverage
+    edges: VectorCoverage
 
 
 def vectors_dir(table: Table) -> Path:
@@ -164,12 +166,24 @@ a table with it); the others describe what turnbound writes or exchanges."""
 
 _READ_BY_TURNBOUND = frozenset({"table.schema.json"})
 
+SCHEMA_NAMES = {"VectorCoverage": "Coverage", "EndMessage": "End"}
+"""Classes named apart from a namesake elsewhere in turnbound keep the name the schemas
+published them under (their `title` says the same)."""
+
+
+class _SchemaNames(GenerateJsonSchema):
+    def normalize_name(self, name: str) -> str:
+        name = super().normalize_name(name)
+        return SCHEMA_NAMES.get(name, name)
+
 
 def schema_texts() -> dict[str, str]:
     out = {}
     for name, model in SCHEMAS.items():
         read = name in _READ_BY_TURNBOUND
-        schema = model.model_json_schema(by_alias=True, mode="validation" if read else "serialization")
+        schema = model.model_json_schema(
+            by_alias=True, mode="validation" if read else "serialization", schema_generator=_SchemaNames
+        )
         # An editor resolves the table's schema from a file path: a relative `$id` would break it.
         ident = {} if read else {"$id": name}
         schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", **ident, **schema}

@@ -50,10 +50,10 @@ class Raise(BaseModel):
     error: str
 
 
-class End(BaseModel):
+class EndMessage(BaseModel):
     """implementation -> turnbound: the case ended at `terminal` with these counters."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", title="End")
     type: Literal["end"]
     terminal: str
     counters: dict[str, int]
@@ -67,6 +67,6 @@ class Stop(BaseModel):
 
 
 class WireMessage(
-    RootModel[Annotated[Start | Op | Result | Raise | End | Stop, Field(discriminator="type")]]
+    RootModel[Annotated[Start | Op | Result | Raise | EndMessage | Stop, Field(discriminator="type")]]
 ):
     """One line of wire protocol v1 (and of a log for `turnbound validate`)."""

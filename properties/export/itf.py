@@ -33,23 +33,23 @@ HOST_VARS = ("op", "args", "outcome")
 """What the host call of that transition asked and got (empty for an internal transition)."""
 
 
-def encode(value: Any) -> Any:
+def encode_itf_value(value: Any) -> Any:
     """A Python value as ITF JSON: integers as #bigint, lists as ITF lists, dicts as records."""
     if isinstance(value, (bool, str)):
         return value
     if isinstance(value, int):
         return {"#bigint": str(value)}
     if isinstance(value, list | tuple):
-        return [encode(v) for v in value]
+        return [encode_itf_value(v) for v in value]
     if isinstance(value, Mapping):
-        return {str(k): encode(v) for k, v in value.items()}
+        return {str(k): encode_itf_value(v) for k, v in value.items()}
     raise TypeError(f"no ITF encoding for {type(value).__name__}")
 
 
-def decode(value: Any) -> Any:
+def decode_itf_value(value: Any) -> Any:
     """ITF JSON back to Python values (#bigint to int, records to dicts); ValueError if malformed."""
     if isinstance(value, list):
-        return [decode(v) for v in value]
+        return [decode_itf_value(v) for v in value]
     if isinstance(value, dict):
         if set(value) == {"#bigint"}:
             digits = value["#bigint"]
@@ -63,19 +63,19 @@ def decode(value: Any) -> Any:
             if not isinstance(items, list):
                 raise ValueError(f"{tag} holds {type(items).__name__}, not a list")
             if tag == "#tup":
-                return tuple(decode(v) for v in items)
+                return tuple(decode_itf_value(v) for v in items)
             if tag == "#set":
-                return [decode(v) for v in items]
+                return [decode_itf_value(v) for v in items]
             out = {}
             for pair in items:
                 if not isinstance(pair, list) or len(pair) != 2:
                     raise ValueError("#map holds an entry that is not a [key, value] pair")
-                key = decode(pair[0])
+                key = decode_itf_value(pair[0])
                 if not isinstance(key, str | int | bool):
                     raise ValueError(f"#map key {pair[0]!r} is not a string, integer or boolean")
-                out[key] = decode(pair[1])
+                out[key] = decode_itf_value(pair[1])
             return out
-        return {k: decode(v) for k, v in value.items() if k != "#meta"}
+        return {k: decode_itf_value(v) for k, v in value.items() if k != "#meta"}
     return value
 
 
@@ -83,8 +83,8 @@ def _outcome_variant(outcome: Outcome | None) -> dict[str, Any]:
     if outcome is None:
         return {"tag": "None", "value": {"#tup": []}}
     if outcome.raise_ is not None:
-        return {"tag": "Raise", "value": {"error": outcome.raise_, **encode(dict(outcome.fields))}}
-    return {"tag": "Facts", "value": encode(dict(outcome.facts or {}))}
+        return {"tag": "Raise", "value": {"error": outcome.raise_, **encode_itf_value(dict(outcome.fields))}}
+    return {"tag": "Facts", "value": encode_itf_value(dict(outcome.facts or {}))}
 
 
 def to_itf(table: Table, trace: Trace, meta: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -97,11 +97,11 @@ def to_itf(table: Table, trace: Trace, meta: Mapping[str, Any] | None = None) ->
         index: int, s: State, action: str, op: str, args: Mapping[str, Value], out: Outcome | None
     ) -> dict[str, Any]:
         doc: dict[str, Any] = {"#meta": {"index": index}}
-        doc.update({name: encode(machine.params[name]) for name in params})
+        doc.update({name: encode_itf_value(machine.params[name]) for name in params})
         doc[LOCATION] = s.location
-        doc.update({name: encode(v) for name, v in machine.variables(s).items()})
+        doc.update({name: encode_itf_value(v) for name, v in machine.variables(s).items()})
         doc[ACTION] = action
-        doc.update({"op": op, "args": encode(dict(args)), "outcome": _outcome_variant(out)})
+        doc.update({"op": op, "args": encode_itf_value(dict(args)), "outcome": _outcome_variant(out)})
         return doc
 
     try:
@@ -142,6 +142,6 @@ def read_itf(path: Path) -> list[dict[str, Any]]:
     if not isinstance(doc, dict) or not isinstance(doc.get("states"), list):
         raise DefinitionError(f'{path}: not an ITF trace (no "states" list)')
     try:
-        return [decode(s) for s in doc["states"]]
+        return [decode_itf_value(s) for s in doc["states"]]
     except ValueError as exc:
         raise DefinitionError(f"{path}: not an ITF trace: {exc}") from None

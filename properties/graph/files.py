@@ -45,7 +45,7 @@ def _dot_string(text: str) -> str:
     return f'"{escaped}"'
 
 
-def to_dot(exploration: Exploration) -> str:
+def exploration_dot(exploration: Exploration) -> str:
     """Terminals have a double border, broken claims are red, horizon leaves dashed."""
     g = exploration.graph
     params = _pairs(dict(exploration.params))
@@ -114,11 +114,11 @@ def _write(path: Path, text: str) -> None:
 
 
 def write_dot(exploration: Exploration, path: Path) -> None:
-    _write(path, to_dot(exploration))
+    _write(path, exploration_dot(exploration))
 
 
 def write_graphml(exploration: Exploration, path: Path) -> None:
     _write(path, "\n".join(nx.generate_graphml(graphml_graph(exploration))) + "\n")
 
 
-__all__ = ["graphml_graph", "node_label", "to_dot", "write_dot", "write_graphml"]
+__all__ = ["exploration_dot", "graphml_graph", "node_label", "write_dot", "write_graphml"]

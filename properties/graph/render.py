@@ -147,7 +147,7 @@ def render_dot(dot_text: str, fmt: Format, out: str = "the picture") -> bytes:
     return done.stdout
 
 
-def render(graph: Graph, fmt: Format) -> bytes:
+def render_graph(graph: Graph, fmt: Format) -> bytes:
     return render_dot(to_dot(graph), fmt)
 
 

@@ -4,6 +4,10 @@ Mutants are made on the table document (the parsed TOML) and loaded through the
 same loader as any table, so a mutant the loader's rules reject counts as caught
 by the loader, and every mutant can be written out and replayed by a person.
 Expressions are mutated on their typed trees and rendered back to text.
+
+Why this module is long: it is the catalogue of mutation operators (`OPERATORS`), one
+generator of ten to forty lines each with its helpers beside it, kept in one place so the
+operators read as one list.
 """
 
 from __future__ import annotations

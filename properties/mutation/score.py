@@ -50,6 +50,10 @@ for deeptutor-scheduler and the three dsh tables):
   horizon, the prover's witnesses are completed runs it replays on the interpreter, so
   it reports such a claim unknown (dsh-turn-unguarded's `beyond_scenario` sent back to
   `loop`: once past the scenario, every step loops there again).
+
+Why this module is long: about fifty lines are this docstring (the two scores and the
+cross-check with the prover, which the tests cite), and the rest is one pipeline read top
+to bottom: the report, judging one mutant, the worker pool, the two passes.
 """
 
 from __future__ import annotations

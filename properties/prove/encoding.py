@@ -40,7 +40,7 @@ def fact_key(name: str, type_: Type) -> FactKey:
 
 
 @dataclass(frozen=True)
-class Edge:
+class SymbolicEdge:
     """One way a transition can fire: internally, with facts, or with one failure."""
 
     index: int
@@ -90,13 +90,14 @@ class StateValues:
 
 
 @dataclass(frozen=True)
-class Run:
-    """A run: parameters, states and the edges between them (read from a z3 model, or found by the
-    explicit search), with what the host returned on each edge."""
+class SymbolicRun:
+    """A run in the encoding's terms: parameters, states and the edges between them (read from a z3
+    model, or found by the explicit search), with what the host returned on each edge; the
+    interpreter's replay of it is a `witness.ConcreteRun`."""
 
     params: dict[str, int]
     states: list[StateValues]
-    edges: list[Edge]
+    edges: list[SymbolicEdge]
     outcomes: list[dict[str, Value]]
 
     def script(self) -> dict[str, list[Outcome]]:
@@ -137,15 +138,15 @@ class Encoding:
         self._step = self._step_on(*self.pattern)
         self._typing = self._typing_on(self.pattern[0])
 
-    def _edges(self) -> list[Edge]:
-        out: list[Edge] = []
+    def _edges(self) -> list[SymbolicEdge]:
+        out: list[SymbolicEdge] = []
         for t in self.table.transitions:
             if t.op is None:
-                out.append(Edge(len(out), t, "internal", None, t.target))
+                out.append(SymbolicEdge(len(out), t, "internal", None, t.target))
                 continue
-            out.append(Edge(len(out), t, "success", None, t.target))
+            out.append(SymbolicEdge(len(out), t, "success", None, t.target))
             for err in self.table.operations[t.op].raises:
-                out.append(Edge(len(out), t, "raise", err, t.on_raise[err]))
+                out.append(SymbolicEdge(len(out), t, "raise", err, t.on_raise[err]))
         return out
 
     # -- frames ------------------------------------------------------------
@@ -267,7 +268,7 @@ class Encoding:
 
     @staticmethod
     def _chain(
-        f: Frame, cases: list[tuple[Edge, z3.ExprRef]], default: z3.ExprRef | None = None
+        f: Frame, cases: list[tuple[SymbolicEdge, z3.ExprRef]], default: z3.ExprRef | None = None
     ) -> z3.ExprRef:
         if default is None:  # every edge has a case: the last one needs no test
             *cases, (_, term) = cases
@@ -277,7 +278,7 @@ class Encoding:
             term = z3.If(f.choice == e.index, value, term)
         return term
 
-    def edge(self, e: Edge, f: Frame, g: Frame) -> z3.BoolRef:
+    def edge(self, e: SymbolicEdge, f: Frame, g: Frame) -> z3.BoolRef:
         """Exactly this edge from f to g (the step relation is the choice among them)."""
         x = self._effects(e, f, g)
         parts = [x.enabled, x.facts_ok, self.at(g, e.target)]
@@ -285,7 +286,7 @@ class Encoding:
         parts += [g.ghosts[i] == x.ghosts.get(i, f.ghosts[i]) for i in range(len(f.ghosts))]
         return z3.And(*parts)
 
-    def _effects(self, e: Edge, f: Frame, g: Frame) -> _Effects:
+    def _effects(self, e: SymbolicEdge, f: Frame, g: Frame) -> _Effects:
         t = e.transition
         enabled = z3.And(self.at(f, t.source), self.term(t.guard, f))
         if e.kind == "internal":
@@ -347,7 +348,7 @@ class Encoding:
         g = f.ghosts[index]
         return g <= p.limit if p.kind == "at_most" else g != VIOLATED
 
-    def outcome_specs(self, e: Edge) -> tuple[ValueSpec, ...]:
+    def outcome_specs(self, e: SymbolicEdge) -> tuple[ValueSpec, ...]:
         """The facts (or failure fields) the host returns on this edge."""
         op = e.transition.op
         if e.kind == "internal" or op is None:
@@ -358,10 +359,10 @@ class Encoding:
             else self.table.failures[e.error or ""].fields
         )
 
-    def fact_type(self, e: Edge, name: str) -> Type:
+    def fact_type(self, e: SymbolicEdge, name: str) -> Type:
         return next(s.domain.type for s in self.outcome_specs(e) if s.name == name)
 
-    def fact_term(self, g: Frame, e: Edge, name: str) -> z3.ExprRef:
+    def fact_term(self, g: Frame, e: SymbolicEdge, name: str) -> z3.ExprRef:
         """The frame's constant for a fact the edge into it returned."""
         return g.facts[fact_key(name, self.fact_type(e, name))]
 
@@ -383,10 +384,10 @@ class Encoding:
     def read_params(self, model: z3.ModelRef) -> dict[str, int]:
         return {n: int(decode(model.eval(t, model_completion=True), INT)) for n, t in self.params.items()}
 
-    def read_edge(self, model: z3.ModelRef, f: Frame) -> Edge:
+    def read_edge(self, model: z3.ModelRef, f: Frame) -> SymbolicEdge:
         return self.edges[_int(model, f.choice)]
 
-    def read_outcome(self, model: z3.ModelRef, e: Edge, g: Frame) -> dict[str, Value]:
+    def read_outcome(self, model: z3.ModelRef, e: SymbolicEdge, g: Frame) -> dict[str, Value]:
         """The facts (or failure fields) the host returned on edge e, read in the frame it led to."""
         return {
             s.name: decode(model.eval(self.fact_term(g, e, s.name), model_completion=True), s.domain.type)

@@ -16,7 +16,7 @@ import weakref
 from collections.abc import Callable, Iterator, Mapping
 from itertools import product
 
-from turnbound.properties.prove.encoding import Edge, Encoding, Run, StateValues
+from turnbound.properties.prove.encoding import Encoding, StateValues, SymbolicEdge, SymbolicRun
 from turnbound.reference.errors import RunError
 from turnbound.reference.machine import Machine, State
 from turnbound.reference.monitors import Monitors, MonitorState
@@ -34,7 +34,7 @@ StateCheck = Callable[[str, Mapping[str, Value], MonitorState], bool]
 """A target: place, parameters + variables + readable facts, monitor states."""
 
 
-class Graph:
+class StateSpace:
     """Breadth-first enumeration of (state, monitor state) pairs, with a parent per node.
 
     Memoized for the prover's many questions at one parameter assignment: the search from
@@ -50,23 +50,23 @@ class Graph:
         self.cap = cap
         self.edge_index = {(e.transition.id, e.kind, e.error): e for e in enc.edges}
         self.start: Node = (self.machine.initial(), self.monitors.initial())
-        self._succ: dict[Node, tuple[tuple[Edge, dict[str, Value], Node], ...]] = {}
+        self._succ: dict[Node, tuple[tuple[SymbolicEdge, dict[str, Value], Node], ...]] = {}
         self._monitor_memo: dict[
             tuple[MonitorState, str, tuple[tuple[str, Value], ...], int], MonitorState
         ] = {}
         self._nodes: list[Node] = [self.start]
-        self._parent: list[tuple[int, Edge, dict[str, Value]] | None] = [None]
+        self._parent: list[tuple[int, SymbolicEdge, dict[str, Value]] | None] = [None]
         self._seen: dict[Node, int] = {self.start: 0}
         self._expanded = 0
         self._envs: list[Mapping[str, Value]] = []
 
-    def successors(self, node: Node) -> tuple[tuple[Edge, dict[str, Value], Node], ...]:
+    def successors(self, node: Node) -> tuple[tuple[SymbolicEdge, dict[str, Value], Node], ...]:
         found = self._succ.get(node)
         if found is None:
             found = self._succ[node] = tuple(self._successors(node))
         return found
 
-    def _successors(self, node: Node) -> Iterator[tuple[Edge, dict[str, Value], Node]]:
+    def _successors(self, node: Node) -> Iterator[tuple[SymbolicEdge, dict[str, Value], Node]]:
         state, ms = node
         if self.machine.is_terminal(state):
             return
@@ -102,7 +102,7 @@ class Graph:
 
     def from_start(
         self, target: Callable[[int, Node], bool], deadline: float
-    ) -> tuple[list[tuple[Node, Edge, dict[str, Value]]] | None, bool]:
+    ) -> tuple[list[tuple[Node, SymbolicEdge, dict[str, Value]]] | None, bool]:
         """The shortest path from the initial state to a node meeting the target (given the
         node's index and the node), and whether the search was exhaustive."""
         nodes, parent, seen = self._nodes, self._parent, self._seen
@@ -124,10 +124,10 @@ class Graph:
 
     def bfs(
         self, start: Node, target: Callable[[Node], bool], deadline: float
-    ) -> tuple[list[tuple[Node, Edge, dict[str, Value]]] | None, bool]:
+    ) -> tuple[list[tuple[Node, SymbolicEdge, dict[str, Value]]] | None, bool]:
         """The shortest path to a node meeting the target, and whether the search was exhaustive."""
         nodes = [start]
-        parent: list[tuple[int, Edge, dict[str, Value]] | None] = [None]
+        parent: list[tuple[int, SymbolicEdge, dict[str, Value]] | None] = [None]
         seen = {start: 0}
         i = 0
         while i < len(nodes):
@@ -149,9 +149,9 @@ class Graph:
 
 
 def _path(
-    nodes: list[Node], parent: list[tuple[int, Edge, dict[str, Value]] | None], i: int
-) -> list[tuple[Node, Edge, dict[str, Value]]]:
-    path: list[tuple[Node, Edge, dict[str, Value]]] = []
+    nodes: list[Node], parent: list[tuple[int, SymbolicEdge, dict[str, Value]] | None], i: int
+) -> list[tuple[Node, SymbolicEdge, dict[str, Value]]]:
+    path: list[tuple[Node, SymbolicEdge, dict[str, Value]]] = []
     j = i
     while (link := parent[j]) is not None:
         path.append((nodes[j], link[1], link[2]))
@@ -159,27 +159,27 @@ def _path(
     return path[::-1]
 
 
-_GRAPHS: weakref.WeakKeyDictionary[Encoding, dict[tuple[tuple[str, int], ...], Graph]] = (
+_STATE_SPACES: weakref.WeakKeyDictionary[Encoding, dict[tuple[tuple[str, int], ...], StateSpace]] = (
     weakref.WeakKeyDictionary()
 )
 """The memoized searches of each encoding (one prover's), per parameter assignment."""
 
 
-def graph_for(enc: Encoding, params: Mapping[str, int], cap: int) -> Graph:
-    per_params = _GRAPHS.setdefault(enc, {})
+def state_space_for(enc: Encoding, params: Mapping[str, int], cap: int) -> StateSpace:
+    per_params = _STATE_SPACES.setdefault(enc, {})
     key = (*sorted(params.items()), ("", cap))
     graph = per_params.get(key)
     if graph is None:
-        graph = per_params[key] = Graph(enc, params, cap)
+        graph = per_params[key] = StateSpace(enc, params, cap)
     return graph
 
 
 def search_state(
     enc: Encoding, params: Mapping[str, int], target: StateCheck, deadline: float, cap: int = DEFAULT_CAP
-) -> tuple[Run | None, bool]:
+) -> tuple[SymbolicRun | None, bool]:
     """The shortest run to a state meeting the target, continued to the nearest terminal;
     and whether the search covered every reachable state (so None means: there is none)."""
-    graph = graph_for(enc, params, cap)
+    graph = state_space_for(enc, params, cap)
     start = graph.start
 
     def meets(i: int, node: Node) -> bool:
@@ -194,7 +194,7 @@ def search_state(
         if rest is None:
             return None, False
         path += rest
-    run = Run(
+    run = SymbolicRun(
         dict(graph.machine.params),
         [graph.node_values(n) for n in [start, *[node for node, _, _ in path]]],
         [edge for _, edge, _ in path],
@@ -203,7 +203,7 @@ def search_state(
     return run, exhaustive
 
 
-def configurations(table: Table) -> list[dict[str, int]]:
+def configurations_smallest_first(table: Table) -> list[dict[str, int]]:
     """The defaults, then every combination of the explore ranges, smallest first."""
     axes = [range(p.range[0], p.range[1] + 1) for p in table.parameters]
     names = [p.name for p in table.parameters]
@@ -230,7 +230,7 @@ def reachable(
     enc: Encoding, params: Mapping[str, int], limit: int = SAMPLE_CAP
 ) -> Iterator[tuple[str, dict[str, Value], MonitorState]]:
     """Up to `limit` reachable states, breadth first: (place, environment, monitors)."""
-    graph = Graph(enc, params, limit)
+    graph = StateSpace(enc, params, limit)
     start: Node = (graph.machine.initial(), graph.monitors.initial())
     seen = {start}
     frontier = [start]

@@ -57,7 +57,7 @@ class Goal:
         return None
 
 
-def describe_property(p: TraceProperty) -> str:
+def _describe_property(p: TraceProperty) -> str:
     if p.kind == "at_most":
         return f"{p.op} at most {p.limit} time{'s' if p.limit != 1 else ''}"
     assert p.after is not None
@@ -76,7 +76,7 @@ def table_goals(table: Table) -> tuple[Goal, ...]:
     """Every claim in declaration order: invariants, bounds, lemmas, then trace properties."""
     out = [Goal(c.name, c.kind, c.text, c.expect, expr=c.expr, at=c.at) for c in table.claims + table.lemmas]
     out += [
-        Goal(p.name, "trace", describe_property(p), p.expect, prop_index=i)
+        Goal(p.name, "trace", _describe_property(p), p.expect, prop_index=i)
         for i, p in enumerate(table.trace_properties)
     ]
     return tuple(out)

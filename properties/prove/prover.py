@@ -19,11 +19,11 @@ from itertools import pairwise
 from typing import Any, Literal
 
 import z3
-from turnbound.properties.prove.encoding import Edge, Encoding, Frame, StateValues
+from turnbound.properties.prove.encoding import Encoding, Frame, StateValues, SymbolicEdge
 from turnbound.properties.prove.goals import Goal, table_goals
 from turnbound.properties.prove.pdr import pdr
 from turnbound.properties.prove.strengthening import Strengthening, infer
-from turnbound.properties.prove.witness import BeyondHorizon, Witness, find_tight, find_violation
+from turnbound.properties.prove.witness import BeyondHorizon, ConcreteRun, find_tight, find_violation
 from turnbound.properties.prove.z3fast import Undecided, check, conj, solver
 from turnbound.reference.errors import DefinitionError
 from turnbound.reference.table import Table, TraceProperty
@@ -46,7 +46,7 @@ class CounterexampleToInduction:
 
     params: dict[str, int]
     before: StateValues
-    edge: Edge
+    edge: SymbolicEdge
     outcome: dict[str, Value]
     after: StateValues
     monitors: tuple[str, ...] = ()
@@ -103,9 +103,9 @@ class ProofResult:
     method: str = ""
     reason: str = ""
     cti: CounterexampleToInduction | None = None
-    witness: Witness | None = None
+    witness: ConcreteRun | None = None
     tight: bool | None = None
-    tight_witness: Witness | None = None
+    tight_witness: ConcreteRun | None = None
     seconds: float = 0.0
 
     @property

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import z3
-from turnbound.properties.prove.encoding import Encoding, Frame, Run
-from turnbound.properties.prove.explicit import StateCheck, configurations, search_state
+from turnbound.properties.prove.encoding import Encoding, Frame, SymbolicRun
+from turnbound.properties.prove.explicit import StateCheck, configurations_smallest_first, search_state
 from turnbound.properties.prove.goals import Goal
 from turnbound.properties.prove.z3fast import Undecided, check, disj, limit
 from turnbound.reference.errors import TurnboundError
@@ -45,8 +45,9 @@ class BeyondHorizon(Undecided):
 
 
 @dataclass(frozen=True)
-class Witness:
-    """A replayed run: its parameters, host script and the interpreter's trace."""
+class ConcreteRun:
+    """A `SymbolicRun` replayed on the interpreter: its parameters, host script and the interpreter's
+    trace, and what it shows of the claim (`detail`)."""
 
     params: dict[str, int]
     script: dict[str, list[Outcome]]
@@ -79,7 +80,7 @@ def search(
     depth: int,
     deadline: float,
     background: Background | None = None,
-) -> Run | None:
+) -> SymbolicRun | None:
     """The shortest run (at most `depth` steps) from the initial state that meets the target."""
     s = z3.SimpleSolver()
     frames = [enc.frame()]
@@ -99,10 +100,10 @@ def search(
     return None
 
 
-def _read_run(enc: Encoding, model: z3.ModelRef, frames: list[Frame]) -> Run:
+def _read_run(enc: Encoding, model: z3.ModelRef, frames: list[Frame]) -> SymbolicRun:
     edges = [enc.read_edge(model, f) for f in frames[:-1]]
     outcomes = [enc.read_outcome(model, e, g) for e, g in zip(edges, frames[1:], strict=True)]
-    return Run(enc.read_params(model), [enc.read(model, f) for f in frames], edges, outcomes)
+    return SymbolicRun(enc.read_params(model), [enc.read(model, f) for f in frames], edges, outcomes)
 
 
 def find_violation(
@@ -112,7 +113,7 @@ def find_violation(
     deadline: float,
     background: Background | None = None,
     anywhere: bool = True,
-) -> Witness | None:
+) -> ConcreteRun | None:
     """A completed run on which the claim fails.
 
     In order: short runs for every parameter value in the explore ranges at once (SAT);
@@ -128,7 +129,7 @@ def find_violation(
 
     found = search(enc, enc.parameter_ranges(), target, min(depth, SAT_DEPTH), deadline, background)
     if found is None:
-        found = _explicit(enc, configurations(enc.table), _violated(enc, goal), deadline)
+        found = _explicit(enc, configurations_smallest_first(enc.table), _violated(enc, goal), deadline)
     if found is None and anywhere:
         bad.clear()
         found = search(enc, enc.parameter_domain(), target, depth, deadline, background)
@@ -137,7 +138,7 @@ def find_violation(
 
 def find_tight(
     enc: Encoding, goal: Goal, depth: int, deadline: float, background: Background | None = None
-) -> Witness | None:
+) -> ConcreteRun | None:
     """A completed run that meets the bound exactly: at the default parameters if there is
     one, else at the first configuration of the explore ranges that has one."""
     sides = goal.edge()
@@ -156,7 +157,7 @@ def find_tight(
         def meets(place: str, env: Mapping[str, Value], monitors: MonitorState) -> bool:
             return goal.judged_at(place, enc.table.terminals) and left(env) == right(env) + offset  # type: ignore[operator]
 
-        found = _explicit(enc, configurations(enc.table), meets, deadline)
+        found = _explicit(enc, configurations_smallest_first(enc.table), meets, deadline)
     return None if found is None else replay_tight(enc, goal, found)
 
 
@@ -177,7 +178,7 @@ def _violated(enc: Encoding, goal: Goal) -> StateCheck:
 
 def _explicit(
     enc: Encoding, configs: list[dict[str, int]], target: StateCheck, deadline: float
-) -> Run | None:
+) -> SymbolicRun | None:
     for params in configs:
         found, _ = search_state(enc, params, target, deadline)
         if found is not None:
@@ -188,7 +189,7 @@ def _explicit(
     return None
 
 
-def admitted(enc: Encoding, found: Run) -> None:
+def admitted(enc: Encoding, found: SymbolicRun) -> None:
     """The z3 encoding must allow a run the machine took: the other half of the cross-check."""
     frames = [enc.frame() for _ in found.states]
     s = z3.SimpleSolver()
@@ -208,7 +209,7 @@ def admitted(enc: Encoding, found: Run) -> None:
 # -- replay on the interpreter ------------------------------------------------------
 
 
-def replay(enc: Encoding, found: Run) -> tuple[Trace, list[State], Machine]:
+def replay_symbolic_run(enc: Encoding, found: SymbolicRun) -> tuple[Trace, list[State], Machine]:
     """Run the interpreter on the run's host script; fail loudly unless it takes the same path."""
     table = enc.table
     script = found.script()
@@ -243,7 +244,7 @@ def replay(enc: Encoding, found: Run) -> tuple[Trace, list[State], Machine]:
     return trace, _states(machine, trace), machine
 
 
-def _path(found: Run) -> str:
+def _path(found: SymbolicRun) -> str:
     return f"(parameters {found.params}, path {[e.transition.id for e in found.edges]})"
 
 
@@ -252,15 +253,15 @@ def _states(machine: Machine, trace: Trace) -> list[State]:
     return [state for _, state in retrace(machine, trace).visited]
 
 
-def replay_violation(enc: Encoding, goal: Goal, found: Run) -> Witness:
-    trace, states, machine = replay(enc, found)
+def replay_violation(enc: Encoding, goal: Goal, found: SymbolicRun) -> ConcreteRun:
+    trace, states, machine = replay_symbolic_run(enc, found)
     detail = _violation_detail(enc, goal, trace, states, machine)
     if detail is None:
         raise WitnessDoesNotReplay(
             f"{enc.table.name}: witness {_path(found)} for {goal.name} replays, but the interpreter's run "
             "does not break the claim"
         )
-    return Witness(found.params, found.script(), trace, detail)
+    return ConcreteRun(found.params, found.script(), trace, detail)
 
 
 def _violation_detail(
@@ -290,8 +291,8 @@ def _sides(goal: Goal, env: dict[str, Value]) -> str:
     return f": {compile_expr(lhs)(env)} vs {compile_expr(rhs)(env)}"
 
 
-def replay_tight(enc: Encoding, goal: Goal, found: Run) -> Witness:
-    trace, states, machine = replay(enc, found)
+def replay_tight(enc: Encoding, goal: Goal, found: SymbolicRun) -> ConcreteRun:
+    trace, states, machine = replay_symbolic_run(enc, found)
     sides = goal.edge()
     assert sides is not None
     lhs, rhs, offset = sides
@@ -303,4 +304,4 @@ def replay_tight(enc: Encoding, goal: Goal, found: Run) -> Witness:
             f"replays with {left} vs {right}"
         )
     params = ", ".join(f"{k}={v}" for k, v in found.params.items())
-    return Witness(found.params, found.script(), trace, f"reached {left} at {params}")
+    return ConcreteRun(found.params, found.script(), trace, f"reached {left} at {params}")

@@ -1,0 +1,335 @@
+"""Judging every claim over a finished search, with a replayed witness for each violation.
+
+The judge's compiled claims (bounds with their two sides, for tightness), evaluated on
+every reachable state; trace properties read the monitor state; termination looks for
+a cycle (a lasso) or the step horizon; determinism reports the first stuck or
+nondeterministic state. Each violation's witness is replayed on the interpreter, and a
+witness that does not reproduce it is reported (`Violation.replay_problem`).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from turnbound.properties.explore.replay import Replay, _run_error, replay
+from turnbound.properties.explore.results import (
+    DETERMINISTIC,
+    TERMINATES,
+    ClaimKind,
+    ClaimResult,
+    Expect,
+    PathStep,
+    Summary,
+    Verdict,
+    Violation,
+    Witness,
+)
+from turnbound.properties.explore.search import _Search
+from turnbound.reference.expr import Compare, Expr, refs, render
+from turnbound.reference.expr_compile import Compiled, compile_expr
+from turnbound.reference.interpreter import outcome_script
+from turnbound.reference.judge import Judge
+from turnbound.reference.machine import Machine, State
+from turnbound.reference.monitors import Monitors, MonitorState, check_trace
+from turnbound.reference.table import ANY_OP, Claim, Table, TraceProperty
+from turnbound.reference.trace import HORIZON, probe_line
+from turnbound.reference.types import Value
+
+# -- the claims, compiled once per exploration --------------------------------
+
+
+@dataclass(frozen=True)
+class _StateClaim:
+    claim: Claim
+    check: Compiled
+    lhs: Compiled | None
+    rhs: Compiled | None
+    rhs_params_only: bool
+
+
+def bound_sides(expr: Expr) -> tuple[Expr, Expr] | None:
+    """`lhs <= rhs` (or `rhs >= lhs`) as its two sides; other shapes have no tightness."""
+    if isinstance(expr, Compare) and expr.op == "<=":
+        return expr.left, expr.right
+    if isinstance(expr, Compare) and expr.op == ">=":
+        return expr.right, expr.left
+    if isinstance(expr, Compare) and expr.op == "==":  # an exact count: tight where it is met
+        return expr.left, expr.right
+    return None
+
+
+def _state_claim(c: Claim, check: Compiled) -> _StateClaim:
+    """The judge's compiled claim, with the sides of a bound for its tightness."""
+    sides = bound_sides(c.expr)
+    if sides is None:
+        return _StateClaim(c, check, None, None, False)
+    lhs, rhs = sides
+    params_only = all(r.kind == "param" for r in refs(rhs))
+    return _StateClaim(c, check, compile_expr(lhs), compile_expr(rhs), params_only)
+
+
+def describe_property(p: TraceProperty) -> str:
+    """A trace property as one line of text."""
+    if p.kind == "at_most":
+        return f"{p.op} at most {p.limit}x per run"
+    assert p.after is not None
+    what = p.after.op or "a call"
+    if p.after.raise_ is not None:
+        what += f" raising {p.after.raise_}"
+    when = render(p.after.when)
+    if when != "true":
+        what += f" with {when}"
+    if p.forbid == ANY_OP:
+        return f"after {what}: no {'next' if p.within == 'next' else 'further'} call"
+    return f"after {what}: no {p.forbid} {'next' if p.within == 'next' else 'later'}"
+
+
+def _fmt(value: Value) -> str:
+    return ("true" if value else "false") if isinstance(value, bool) else str(value)
+
+
+# -- the checker ----------------------------------------------------------------
+
+
+class _Checker:
+    """Evaluates every claim over a finished search and builds the replayed witnesses."""
+
+    def __init__(self, table: Table, machine: Machine, monitors: Monitors, search: _Search) -> None:
+        self.table = table
+        self.machine = machine
+        self.monitors = monitors
+        self.search = search
+        self.judge = Judge(table)
+        self.state_claims = [_state_claim(c, fn) for c, fn in self.judge.invariants]
+        self.bounds = [_state_claim(c, fn) for c, fn in self.judge.bounds]
+        self.first: dict[str, int] = {}
+        self.bound_nodes: dict[str, list[int]] = {b.claim.name: [] for b in self.bounds}
+        self.terminals: dict[str, int] = {}
+        self.terminal_max: dict[str, dict[str, int]] = {}
+        self.max: dict[str, int] = {}
+        self.lhs_max: dict[str, int] = {}
+        self.tight: dict[str, bool] = {b.claim.name: False for b in self.bounds}
+        self.broken: dict[int, tuple[str, ...]] = {}
+
+    def check(self) -> None:
+        search, machine = self.search, self.machine
+        env_memo: dict[tuple[Value, ...], dict[str, Value]] = {}
+        inv_memo: dict[tuple[Value, ...], tuple[str, ...]] = {}
+        mon_memo: dict[MonitorState, tuple[str, ...]] = {}
+        counters = [(n, machine.var_names.index(n)) for n in self.table.counters]
+        for i, (state, mon) in enumerate(search.nodes):
+            env = env_memo.get(state.values)
+            if env is None:
+                env = dict(machine.params)
+                env.update(zip(machine.var_names, state.values, strict=True))
+                env_memo[state.values] = env
+            broken = inv_memo.get(state.values)
+            if broken is None:
+                broken = tuple(c.claim.name for c in self.state_claims if not c.check(env))
+                inv_memo[state.values] = broken
+            if mon:
+                bad = mon_memo.get(mon)
+                if bad is None:
+                    bad = tuple(p.name for p in self.judge.broken_properties(mon))
+                    mon_memo[mon] = bad
+                broken += bad
+            if self.judge.judges_bounds(state.location):
+                broken += self._terminal(i, state, env, counters)
+            if broken:
+                self.broken[i] = broken
+                for name in broken:
+                    self.first.setdefault(name, i)
+
+    def _terminal(
+        self, i: int, state: State, env: Mapping[str, Value], counters: list[tuple[str, int]]
+    ) -> tuple[str, ...]:
+        """Count the terminal, raise the counters' maxima, and return the bounds it breaks."""
+        self.terminals[state.location] = self.terminals.get(state.location, 0) + 1
+        at = self.terminal_max.setdefault(state.location, {})
+        for name, k in counters:
+            v = int(state.values[k])
+            if name not in self.max or v > self.max[name]:
+                self.max[name] = v
+            if name not in at or v > at[name]:
+                at[name] = v
+        broken = []
+        for b in self.bounds:
+            name = b.claim.name
+            if not b.claim.judged_at(state.location):
+                continue
+            if not b.check(env):
+                broken.append(name)
+                self.bound_nodes[name].append(i)
+            if b.lhs is not None and b.rhs is not None:
+                lhs, rhs = int(b.lhs(env)), int(b.rhs(env))
+                if name not in self.lhs_max or lhs > self.lhs_max[name]:
+                    self.lhs_max[name] = lhs
+                if lhs == rhs:
+                    self.tight[name] = True
+        return tuple(broken)
+
+    # -- verdicts ------------------------------------------------------------
+
+    def summary(self, seconds: float) -> Summary:
+        table, search = self.table, self.search
+        violations: list[Violation] = []
+        claims: list[ClaimResult] = []
+        for c in (*self.state_claims, *self.bounds):
+            claim = c.claim
+            kind: ClaimKind = claim.kind
+            node = self.first.get(claim.name)
+            claims.append(self._claim_result(c, node))
+            if node is not None:
+                violations.append(self._state_violation(claim.name, kind, node, c))
+        for p in table.trace_properties:
+            node = self.first.get(p.name)
+            verdict: Verdict = self._undecided() if node is None else "violated"
+            claims.append(ClaimResult(p.name, "trace_property", describe_property(p), p.expect, verdict))
+            if node is not None:
+                violations.append(self._property_violation(p, node))
+        claims.append(self._termination(violations))
+        claims.append(self._determinism(violations))
+        ids = [t.id for t in table.transitions]
+        covered = {tid: search.coverage[tid] for tid in ids if tid in search.coverage}
+        return Summary(
+            profile=table.name,
+            params=dict(self.machine.params),
+            states=len(search.nodes),
+            edges=len(search.dst),
+            terminals={name: self.terminals[name] for name in table.terminals if name in self.terminals},
+            max={name: self.max[name] for name in table.counters if name in self.max},
+            claims=tuple(claims),
+            violations=tuple(violations),
+            covered=covered,
+            uncovered=tuple(tid for tid in ids if tid not in covered),
+            complete=search.complete,
+            seconds=seconds,
+            limit=search.limit,
+            terminal_max={t: dict(self.terminal_max[t]) for t in table.terminals if t in self.terminal_max},
+        )
+
+    def _undecided(self) -> Verdict:
+        """What a claim not refuted is: `holds` after a complete search, else not decided."""
+        return "holds" if self.search.complete else "unknown"
+
+    def _claim_result(self, c: _StateClaim, node: int | None) -> ClaimResult:
+        claim = c.claim
+        verdict: Verdict = self._undecided() if node is None else "violated"
+        if claim.kind != "bound" or c.lhs is None or c.rhs is None:
+            return ClaimResult(claim.name, claim.kind, claim.text, claim.expect, verdict)
+        rhs = int(c.rhs(dict(self.machine.params))) if c.rhs_params_only else None
+        return ClaimResult(
+            claim.name,
+            "bound",
+            claim.text,
+            claim.expect,
+            verdict,
+            tight=self.tight[claim.name],
+            lhs_max=self.lhs_max.get(claim.name),
+            rhs=rhs,
+        )
+
+    def _witness(self, path: list[PathStep], loop_start: int | None = None) -> tuple[Witness, Replay]:
+        r = replay(self.machine, None, path)
+        w = Witness(tuple(path), r.script, r.trace, probe_line(self.table, r.trace), loop_start)
+        return w, r
+
+    def _replay_problem(self, path: list[PathStep], r: Replay) -> str | None:
+        taken = [s.transition for s in path]
+        if r.trace.path != taken:
+            return f"the interpreter took {r.trace.path}, the explorer's path is {taken}"
+        if outcome_script(r.trace) != r.script:
+            return "the interpreter consumed a different host script than the witness's"
+        return None
+
+    def _reading(self, expr: Expr, state: State) -> str:
+        """The values an expression reads in a state, in the order the table declares them."""
+        names = {r.name for r in refs(expr)}
+        env = self.machine.env(state)
+        order = [*self.machine.var_names, *self.machine.params]
+        return ", ".join(f"{n}={_fmt(env[n])}" for n in order if n in names)
+
+    def _describe(self, state: State) -> str:
+        return f"at {state.location} {self.machine.describe(state)}"
+
+    def _state_violation(self, name: str, kind: ClaimKind, node: int, c: _StateClaim) -> Violation:
+        path = self.search.path_to(node)
+        w, r = self._witness(path)
+        state = self.search.nodes[node][0]
+        if c.claim.step is not None:
+            message = f"a call broke it ({c.claim.text}), at {state.location}"
+        else:
+            message = (
+                f"{render(c.claim.expr)} fails at {state.location} with {self._reading(c.claim.expr, state)}"
+            )
+        problem = self._replay_problem(path, r)
+        if problem is None:
+            last = r.visited[-1]
+            env = self.machine.env(last)
+            if kind == "bound" and not self.table.is_terminal(r.trace.terminal):
+                problem = f"the replay ended at {r.trace.terminal}, not at a terminal"
+            elif c.check(env):
+                problem = f"the claim holds in the replayed state {self.machine.describe(last)}"
+        return Violation(name, kind, message, w, problem)
+
+    def _property_violation(self, p: TraceProperty, node: int) -> Violation:
+        path = self.search.path_to(node)
+        w, r = self._witness(path)
+        message = f"{describe_property(p)}: broken by the path's last call"
+        problem = self._replay_problem(path, r)
+        if problem is None and p.name not in {q.name for q in check_trace(self.table, r.trace)}:
+            problem = "the replayed trace satisfies the property"
+        return Violation(p.name, "trace_property", message, w, problem)
+
+    def _termination(self, violations: list[Violation]) -> ClaimResult:
+        search, table = self.search, self.table
+        expect: Expect = "holds" if table.step_horizon is None else "either"
+        text = "every run reaches a terminal"
+        if table.step_horizon is not None:
+            text += f" (explored to {table.step_horizon} host calls)"
+        cyclic = search.cyclic_nodes()
+        if cyclic:
+            start, loop = search.lasso(cyclic)
+            prefix = search.path_to(start)
+            path = prefix + [search.step_of(search.edge_label(a, b)) for a, b in itertools.pairwise(loop)]
+            w, r = self._witness(path, len(prefix))
+            problem = self._replay_problem(path, r)
+            if problem is None and r.visited[len(prefix)] != r.visited[-1]:
+                problem = "the interpreter did not come back to the state the loop starts from"
+            state = search.nodes[start][0]
+            message = (
+                f"a run may loop forever: {len(loop) - 1} transitions lead back to {self._describe(state)}"
+            )
+            violations.append(Violation(TERMINATES, "termination", message, w, problem))
+            return ClaimResult(TERMINATES, "termination", text, expect, "violated")
+        if search.horizon_leaves:
+            node = search.horizon_leaves[0]
+            path = search.path_to(node)
+            w, r = self._witness(path)
+            problem = self._replay_problem(path, r)
+            if problem is None and r.trace.terminal != HORIZON:
+                problem = f"the replay ended at {r.trace.terminal}, not at the horizon"
+            message = f"horizon reached: {table.step_horizon} host calls without a terminal"
+            violations.append(Violation(TERMINATES, "termination", message, w, problem))
+            return ClaimResult(TERMINATES, "termination", text, expect, "violated")
+        if not search.complete:
+            return ClaimResult(TERMINATES, "termination", text, expect, "unknown")
+        return ClaimResult(TERMINATES, "termination", text, expect, "holds")
+
+    def _determinism(self, violations: list[Violation]) -> ClaimResult:
+        text = "exactly one transition enabled in every reachable state"
+        if not self.search.run_errors:
+            return ClaimResult(DETERMINISTIC, "determinism", text, "holds", self._undecided())
+        node = min(self.search.run_errors)
+        error = self.search.run_errors[node]
+        path = self.search.path_to(node)
+        w, r = self._witness(path)
+        problem = self._replay_problem(path, r)
+        if problem is None:
+            again = _run_error(self.machine, path)
+            if type(again) is not type(error) or str(again) != str(error):
+                problem = f"the interpreter raised {again!r} instead of {error!r}"
+        violations.append(Violation(DETERMINISTIC, "determinism", str(error), w, problem))
+        return ClaimResult(DETERMINISTIC, "determinism", text, "holds", "violated")

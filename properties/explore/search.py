@@ -1,0 +1,314 @@
+"""The explorer's breadth-first search over the reference `Machine`.
+
+Nodes are the interpreter's `State` paired with the monitor state; edges are stored
+compactly (node i's edges are contiguous), each labelled with a transition and, for a
+host call, the outcome. The search only builds the graph; `checks` judges the claims
+on it and `replay` turns its paths into host scripts.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from operator import itemgetter
+
+import networkx as nx
+from turnbound.properties.explore.results import PathStep
+from turnbound.reference.errors import LimitReached, Livelock, RunError
+from turnbound.reference.expr import refs
+from turnbound.reference.machine import Machine, State
+from turnbound.reference.monitors import Monitors, MonitorState
+from turnbound.reference.stepping import MAX_INTERNAL, step_limit
+from turnbound.reference.table import Table, Transition
+from turnbound.reference.types import Value
+
+DEFAULT_MAX_STATES = 500_000
+"""Beyond this the graph is presumed infinite (a counter growing without a bound)."""
+
+Node = tuple[State, MonitorState]
+
+
+def _pure_calls(table: Table) -> frozenset[str]:
+    """Host transitions whose updates read only variables, parameters and their own op's facts."""
+    out = set()
+    for t in table.transitions:
+        if t.op is None:
+            continue
+        op = table.operations[t.op]
+        own = {f.name for f in op.facts} | {f.name for err in op.raises for f in table.failures[err].fields}
+        made = [*t.updates, *(u for ups in t.raise_updates.values() for u in ups)]
+        names = {r.name for _, e in made for r in refs(e) if r.kind not in ("param", "var")}
+        if names <= own:
+            out.add(t.id)
+    return frozenset(out)
+
+
+def _select_keys(machine: Machine) -> dict[str, tuple[Callable[[tuple[Value, ...]], object], bool]]:
+    """Per location, what its guards read: the variables' slots (as one picker) and whether
+    any fact. States that agree on those select the same transition (the loader's scopes
+    guarantee nothing else is read), so the search selects once per such class."""
+    slots = {name: i for i, name in enumerate(machine.var_names)}
+    out: dict[str, tuple[Callable[[tuple[Value, ...]], object], bool]] = {}
+    for location in machine.table.locations:
+        names = {r for t in machine.table.outgoing.get(location, ()) for r in refs(t.guard)}
+        variables = sorted(slots[r.name] for r in names if r.kind == "var")
+        pick: Callable[[tuple[Value, ...]], object] = itemgetter(*variables) if variables else (lambda v: ())
+        out[location] = (pick, any(r.kind not in ("var", "param") for r in names))
+    return out
+
+
+class _Search:
+    """Breadth-first search with edges stored compactly: node i's edges are contiguous."""
+
+    def __init__(self, machine: Machine, monitors: Monitors, max_states: int) -> None:
+        self.machine = machine
+        self.monitors = monitors
+        self.max_states = max_states
+        self.horizon = machine.table.step_horizon
+        self.max_calls = step_limit(machine.table)
+        """The one run's horizon: past it a path without a terminal is a limit (the table's own
+        `step_horizon` makes such a path a leaf instead, the turn it declares unbounded)."""
+        self.internal: list[int] = []
+        """Internal transitions since the last host call on the node's shortest path."""
+        self.nodes: list[Node] = []
+        self.index: dict[Node, int] = {}
+        self.parent: list[int] = []
+        self.parent_label: list[int] = []
+        self.calls: list[int] = []
+        self.depth: list[int] = []
+        self.first_edge: list[int] = []
+        self.dst: list[int] = []
+        self.label: list[int] = []
+        self.labels: list[tuple[Transition, int]] = []  # (transition, outcome index or -1)
+        self._label_ids: dict[tuple[str, int], int] = {}
+        self.alternatives: dict[int, list[int]] = {}  # edge -> further labels leading to the same node
+        self.coverage: dict[str, int] = {}
+        self.horizon_leaves: list[int] = []
+        self.run_errors: dict[int, RunError] = {}
+        self.complete = True
+        self.limit: str | None = None
+        self._pure_calls = _pure_calls(machine.table)
+        self._call_memo: dict[tuple[str, tuple[Value, ...]], tuple[State, ...]] = {}
+        self._monitor_memo: dict[
+            tuple[MonitorState, str, tuple[tuple[str, Value], ...], int], MonitorState
+        ] = {}
+        self._label_rows: dict[str, list[int]] = {}
+        self._select_keys = _select_keys(machine)
+        self._select_memo: dict[tuple[object, ...], Transition] = {}
+
+    def _label_id(self, t: Transition, outcome: int) -> int:
+        key = (t.id, outcome)
+        lid = self._label_ids.get(key)
+        if lid is None:
+            lid = len(self.labels)
+            self._label_ids[key] = lid
+            self.labels.append((t, outcome))
+        return lid
+
+    def _add(self, node: Node, parent: int, label: int, calls: int, depth: int) -> int:
+        """A node not seen before: its index, with its shortest path's last step."""
+        i = len(self.nodes)
+        self.index[node] = i
+        self.nodes.append(node)
+        self.parent.append(parent)
+        self.parent_label.append(label)
+        self.calls.append(calls)
+        self.depth.append(depth)
+        self.internal.append(self.internal[parent] + 1 if calls == self.calls[parent] and parent >= 0 else 0)
+        return i
+
+    def _monitor_step(
+        self,
+        m: MonitorState,
+        op: str,
+        args: dict[str, Value],
+        args_key: tuple[tuple[str, Value], ...],
+        k: int,
+    ) -> MonitorState:
+        key = (m, op, args_key, k)
+        out = self._monitor_memo.get(key)
+        if out is None:
+            out = self.monitors.step(m, op, args, self.machine.outcomes(op)[k])
+            self._monitor_memo[key] = out
+        return out
+
+    def run(self) -> None:
+        machine = self.machine
+        terminals = machine.table.terminals
+        self._add((machine.initial(), self.monitors.initial()), -1, -1, 0, 0)
+        queue_pos = 0
+        while queue_pos < len(self.nodes):
+            i = queue_pos
+            queue_pos += 1
+            self.first_edge.append(len(self.dst))
+            state, mon = self.nodes[i]
+            if state.location in terminals:
+                continue
+            if self.horizon is not None and self.calls[i] >= self.horizon:
+                self.horizon_leaves.append(i)
+                continue
+            if len(self.nodes) >= self.max_states:
+                self.complete, self.limit = False, f"max_states={self.max_states}"
+                continue
+            if self.calls[i] >= self.max_calls:
+                self.complete, self.limit = False, f"DEFAULT_MAX_STEPS={self.max_calls} host calls"
+                continue
+            if self.internal[i] > MAX_INTERNAL:
+                raise Livelock(state.location, self.internal[i], [self.labels[self.parent_label[i]][0].id])
+            try:
+                self._expand(i, state, mon)
+            except LimitReached as exc:
+                self.complete, self.limit = False, self.limit or exc.limit
+                continue
+        self.first_edge.append(len(self.dst))
+        self._count_coverage()
+
+    def _count_coverage(self) -> None:
+        """Edges per transition, an outcome that joins another's edge included."""
+        per_label = Counter(self.label)
+        for alts in self.alternatives.values():
+            per_label.update(alts)
+        for lid in sorted(per_label):
+            tid = self.labels[lid][0].id
+            self.coverage[tid] = self.coverage.get(tid, 0) + per_label[lid]
+
+    def _label_row(self, t: Transition) -> list[int]:
+        row = self._label_rows.get(t.id)
+        if row is None:
+            n = len(self.machine.outcomes(t.op)) if t.op is not None else 1
+            row = self._label_rows[t.id] = [-1] * n
+        return row
+
+    def _expand(self, i: int, state: State, mon: MonitorState) -> None:
+        """Add node i's successors: the machine's one step, once per outcome of a host call."""
+        machine = self.machine
+        location, values, facts = state
+        pick, reads_facts = self._select_keys[location]
+        key = (location, pick(values), facts if reads_facts else None)
+        t = self._select_memo.get(key)
+        if t is None:
+            try:
+                t = self._select_memo[key] = machine.select(state)
+            except LimitReached:
+                raise
+            except RunError as exc:
+                self.run_errors[i] = exc
+                return
+        calls, depth = self.calls[i], self.depth[i] + 1
+        row = self._label_rows.get(t.id) or self._label_row(t)
+        index, dst, label = self.index, self.dst, self.label
+        if t.op is None:
+            lid = row[0] if row[0] >= 0 else self._new_label(row, t, 0, -1)
+            node = (machine.take_internal(state, t), mon)
+            j = index.get(node)
+            if j is None:
+                j = self._add(node, i, lid, calls, depth)
+            dst.append(j)
+            label.append(lid)
+            return
+        op = t.op
+        args = machine.args(state, t) if mon else {}
+        args_key = tuple(args.items())
+        targets: dict[int, int] = {}
+        for k, after in enumerate(self._after_call(state, t)):
+            lid = row[k] if row[k] >= 0 else self._new_label(row, t, k, k)
+            node = (after, self._monitor_step(mon, op, args, args_key, k) if mon else mon)
+            j = index.get(node)
+            if j is None:
+                j = self._add(node, i, lid, calls + 1, depth)
+            elif j in targets:
+                self.alternatives.setdefault(targets[j], []).append(lid)
+                continue
+            targets[j] = len(dst)
+            dst.append(j)
+            label.append(lid)
+
+    def _new_label(self, row: list[int], t: Transition, slot: int, outcome: int) -> int:
+        row[slot] = lid = self._label_id(t, outcome)
+        return lid
+
+    def _after_call(self, state: State, t: Transition) -> tuple[State, ...]:
+        """The state after each outcome of `t`'s host call.
+
+        A host transition's updates read the variables and the call's own facts, never
+        the facts of the call before (the loader's scope rule), so states that differ
+        only in those earlier facts share one computation.
+        """
+        assert t.op is not None
+        key = (t.id, state.values) if t.id in self._pure_calls else None
+        found = self._call_memo.get(key) if key is not None else None
+        if found is None:
+            found = tuple(self.machine.take_outcome(state, t, o) for o in self.machine.outcomes(t.op))
+            if key is not None:
+                self._call_memo[key] = found
+        return found
+
+    def successors(self, i: int) -> list[int]:
+        return self.dst[self.first_edge[i] : self.first_edge[i + 1]]
+
+    def step_of(self, lid: int) -> PathStep:
+        t, k = self.labels[lid]
+        if k < 0:
+            return PathStep(t.id)
+        assert t.op is not None
+        return PathStep(t.id, t.op, self.machine.outcomes(t.op)[k])
+
+    def path_to(self, i: int) -> list[PathStep]:
+        steps: list[PathStep] = []
+        while self.parent[i] >= 0:
+            steps.append(self.step_of(self.parent_label[i]))
+            i = self.parent[i]
+        steps.reverse()
+        return steps
+
+    def edge_label(self, src: int, dst: int) -> int:
+        for e in range(self.first_edge[src], self.first_edge[src + 1]):
+            if self.dst[e] == dst:
+                return self.label[e]
+        raise KeyError((src, dst))
+
+    def cyclic_nodes(self) -> list[int]:
+        """Nodes left by Kahn's algorithm: on a cycle or downstream of one (empty: acyclic)."""
+        n = len(self.nodes)
+        indegree = [0] * n
+        for j in self.dst:
+            indegree[j] += 1
+        ready = [i for i in range(n) if indegree[i] == 0]
+        removed = 0
+        while ready:
+            i = ready.pop()
+            removed += 1
+            for j in self.successors(i):
+                indegree[j] -= 1
+                if indegree[j] == 0:
+                    ready.append(j)
+        if removed == n:
+            return []
+        return [i for i in range(n) if indegree[i] > 0]
+
+    def lasso(self, candidates: list[int]) -> tuple[int, list[int]]:
+        """The cycle node nearest the initial state, and the shortest loop back to it."""
+        sub = nx.DiGraph()
+        keep = set(candidates)
+        for i in candidates:
+            sub.add_node(i)
+            sub.add_edges_from((i, j) for j in self.successors(i) if j in keep)
+        on_cycle = set()
+        for comp in nx.strongly_connected_components(sub):
+            if len(comp) > 1 or any(sub.has_edge(i, i) for i in comp):
+                on_cycle.update(comp)
+        start = min(on_cycle)
+        if sub.has_edge(start, start):
+            return start, [start, start]
+        best: list[int] | None = None
+        for j in sorted(sub.successors(start)):
+            if j == start or j not in on_cycle:
+                continue
+            try:
+                back = nx.shortest_path(sub, j, start)
+            except nx.NetworkXNoPath:
+                continue
+            if best is None or len(back) + 1 < len(best):
+                best = [start, *back]
+        assert best is not None
+        return start, best
