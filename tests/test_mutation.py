@@ -136,7 +136,8 @@ def test_an_equivalence_seen_only_in_a_small_range_is_checked_over_the_whole_ran
     differs = got["again.to.done"]
     assert differs.status == "survived" and differs.note is not None and "budget=1" in differs.note
     broken = got["work.update.calls.remove"]
-    assert broken.status == "survived" and broken.note is not None and "calls_are_steps" in broken.note
+    assert broken.status == "killed" and broken.note is None  # the explorer's kill, found beyond the range
+    assert broken.kills[0].summary.startswith("beyond the mutation range: calls_are_steps")
 
 
 def test_every_mutant_is_classified_and_the_score_counts_the_non_equivalent(
@@ -406,7 +407,7 @@ def test_a_lost_update_is_judged_by_what_the_wire_shows(
     if status == "survived":  # with the shortest run that shows it
         assert (
             r.note is not None
-            and "step() -> more; finish() -> ok: the original shows end done (asked=1" in r.note
+            and "step() -> more; finish() -> ok: the original shows end done (steps=1, asked=1)" in r.note
         )
 
 

@@ -11,7 +11,8 @@ from typing import Any
 
 from rich.table import Table as RichTable
 from turnbound.properties.cli.app import console
-from turnbound.properties.cli.interpret import fmt_outcome, print_trace
+from turnbound.properties.cli.interpret import print_trace
+from turnbound.properties.conformance.runner import fmt_call
 from turnbound.properties.explore.explorer import ClaimResult, Summary, Violation, Witness, bound_sides
 from turnbound.properties.explore.sweep import ClaimTally
 from turnbound.properties.scheduler import fmt_values
@@ -224,17 +225,15 @@ def print_witness(w: Witness) -> None:
         print_trace(header, trace, w.line)  # prints the parameters after the header
         return
     console.print(f"{header} ({fmt_values(dict(trace.params))})", markup=False)
-    grid = RichTable("#", "transition", "operation", "outcome", *trace.counters, box=None, pad_edge=False)
+    grid = RichTable("#", "transition", "call", *trace.counters, box=None, pad_edge=False)
     n = len(trace.steps)
     for i, step in enumerate(trace.steps, 1):
         if i == SHOWN_STEPS + 1:
-            grid.add_row("...", f"{n - 2 * SHOWN_STEPS} host calls not shown", "", "")
+            grid.add_row("...", f"{n - 2 * SHOWN_STEPS} host calls not shown", "")
         if SHOWN_STEPS < i <= n - SHOWN_STEPS:
             continue
-        call = f"{step.op}({fmt_values(step.args)})"
-        grid.add_row(
-            str(i), step.transition, call, fmt_outcome(step), *(str(c) for c in step.counters.values())
-        )
+        call = fmt_call(step.op, step.args, step.outcome)
+        grid.add_row(str(i), step.transition, call, *(str(c) for c in step.counters.values()))
     console.print(grid)
     console.print(f"terminal: {trace.terminal}", markup=False)
     console.print(w.line, markup=False)

@@ -17,6 +17,7 @@ from turnbound.properties.cli.app import (
     parse_param_values,
     usage_error,
 )
+from turnbound.properties.conformance.runner import fmt_call
 from turnbound.properties.scheduler import fmt_values
 from turnbound.reference.cases import CaseResult, check_case
 from turnbound.reference.errors import DefinitionError
@@ -163,12 +164,10 @@ def fmt_outcome(step: Step) -> str:
 def print_trace(name: str, trace: Trace, line: str) -> None:
     """A trace as a table a person can follow, then its probe line."""
     console.print(f"{name} ({fmt_values(dict(trace.params))})", markup=False)
-    grid = RichTable("#", "transition", "operation", "outcome", *trace.counters, box=None, pad_edge=False)
-    for i, step in enumerate(trace.steps, 1):
-        call = f"{step.op}({fmt_values(step.args)})"
-        grid.add_row(
-            str(i), step.transition, call, fmt_outcome(step), *(str(v) for v in step.counters.values())
-        )
+    grid = RichTable("#", "transition", "call", *trace.counters, box=None, pad_edge=False)
+    for i, step in enumerate(trace.steps, 1):  # a call as conformance reports print it
+        call = fmt_call(step.op, step.args, step.outcome)
+        grid.add_row(str(i), step.transition, call, *(str(v) for v in step.counters.values()))
     console.print(grid)
     if trace.violation:
         console.print(f"contract violation: {trace.violation}", markup=False)

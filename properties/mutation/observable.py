@@ -28,7 +28,8 @@ from collections import deque
 from collections.abc import Mapping
 
 import networkx as nx
-from turnbound.properties.explore.explorer import describe_outcome
+from turnbound.properties.conformance.runner import fmt_call
+from turnbound.properties.scheduler import fmt_values
 from turnbound.reference.machine import Machine, State
 from turnbound.reference.table import Table
 
@@ -111,7 +112,7 @@ class _View:
     def _show(self, node: int) -> str:
         d = self.g.nodes[node]
         if d["terminal"]:
-            counters = ", ".join(f"{k}={d['values'][k]!r}" for k in sorted(self.counters))
+            counters = fmt_values({k: d["values"][k] for k in self.counters})
             return f"end {d['location']} ({counters})"
         if d["horizon"]:
             return "horizon"
@@ -124,9 +125,8 @@ class _View:
         d = self.g.nodes[node]
         state = State(d["location"], tuple(d["values"].values()), tuple(sorted(d["facts"].items())))
         t = self.table.transition(str(data["transition"]))
-        args = sorted(self.machine.args(state, t).items()) if t.args else []
-        answer = "?" if outcome is None else describe_outcome(outcome)  # type: ignore[arg-type]
-        return f"{op}({', '.join(f'{k}={v!r}' for k, v in args)}) -> {answer}"
+        args = self.machine.args(state, t) if t.args else {}
+        return fmt_call(str(op), args, outcome)  # type: ignore[arg-type]
 
     def minimise(self) -> dict[int, int]:
         """Moore's refinement: per state, the block of states no run of letters tells apart."""
