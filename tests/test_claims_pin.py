@@ -229,7 +229,9 @@ def test_the_claims_alone_kill_every_mutant_inside_the_explored_ranges(name: str
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("name", "mutant", "claim"), OUT_OF_RANGE_KILLS, ids=[m for _, m, _ in OUT_OF_RANGE_KILLS])
+@pytest.mark.parametrize(
+    ("name", "mutant", "claim"), OUT_OF_RANGE_KILLS, ids=[m for _, m, _ in OUT_OF_RANGE_KILLS]
+)
 def test_the_prover_kills_what_differs_beyond_the_explored_ranges(name: str, mutant: str, claim: str) -> None:
     report = mutate(load_profile(name), only=[mutant], engines=("loader", "prove"), progress=False)
     (r,) = report.results
