@@ -76,7 +76,13 @@ def test_the_bundled_variant_inherits_everything_but_its_reading() -> None:
     assert variant.variant_of == "dsh-turn-guard"
     changed = {t.id for t, u in zip(profile.transitions, variant.transitions, strict=True) if t != u}
     assert changed == {"step", "step_with_notice"}
-    assert variant.operations == profile.operations and variant.variables == profile.variables
+    assert variant.operations == profile.operations
+    # the variant restates one step claim for its reading: only that claim's compiled ghost differs
+    assert {c.name for c in variant.step_claims if c not in profile.step_claims} == {
+        "requests_inside_the_grace_window"
+    }
+    differ = {v.name for v, w in zip(profile.variables, variant.variables, strict=True) if v != w}
+    assert differ == {"requests_inside_the_grace_window"}
     assert {b.name for b in variant.bounds} - {b.name for b in profile.bounds} == {"once_reading_bound"}
     assert len(table_path("dsh-turn-guard-refire").read_text().splitlines()) < 100
 
