@@ -93,8 +93,9 @@ def test_every_engine_judges_a_whole_profile(capsys: pytest.CaptureFixture[str])
 BEYOND_THE_RANGE = {"tool-call-budget": {"run_first_call.arg.trailer.one"}}
 """The mutants a host tells from the original only beyond the mutation range, by name: the
 first call's 'one' wording is sent at remaining == 1, which the first call reaches only from
-max_rounds = 3 (the range stops at 2, its third behaviour). The prover kills it
-(tests/test_claims_pin.py); widening every range by one would double the explorer's work."""
+max_rounds = 3 (the range stops at 2, its third behaviour). The explorer kills it there, by
+the step claim on the trailer's wording, and so does the prover (tests/test_claims_pin.py);
+widening every range by one would double the explorer's work."""
 
 
 # deeptutor-agentloop is left out: 29k-171k states per configuration times every mutant
@@ -107,11 +108,10 @@ def test_the_mutation_range_is_enough_for_the_bundled_profiles(name: str) -> Non
     table = load_profile(name)
     report = mutate(table, engines=("loader", "explore"), progress=False)
     notes = {r.id: r.note for r in report.results if r.note is not None}
-    assert set(notes) == BEYOND_THE_RANGE.get(name, set()), notes
-    beyond = [
+    beyond = {
         r.id for r in report.results if r.kills and r.kills[0].summary.startswith("beyond the mutation range")
-    ]
-    assert beyond == []
+    }
+    assert set(notes) | beyond == BEYOND_THE_RANGE.get(name, set()), notes
     found = {m.id: m for m in mutants(table, read_document(table))}
     full = configurations(table)
     originals = [behaviour_digest(table, c) for c in full]

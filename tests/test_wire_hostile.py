@@ -215,11 +215,11 @@ def test_a_signal_to_turnbound_ends_the_implementation_too(signum: int, cli: boo
             time.sleep(0.05)
         implementation = _marked(proc.pid)
         proc.send_signal(signum)
-        code = proc.wait(timeout=2)
+        code = proc.wait(timeout=15)  # seconds only on a loaded machine: the wait is the no-hang check
         assert code == -signum  # the signal's own effect, after the implementation was killed
         if cli:
             assert proc.stderr is not None and b"Traceback" not in proc.stderr.read()
-        deadline = time.monotonic() + 1
+        deadline = time.monotonic() + 5
         while _marked(proc.pid) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert not _marked(proc.pid)
