@@ -35,7 +35,28 @@ def explorer_kills(table: Table) -> dict[str, Kill]:
         if kill is not None:
             out[r.id] = kill
     assert out, "the explorer kills no mutant: nothing to cross-check"
-    return out
+    return _sample(out)
+
+
+SAMPLE = 24
+"""Explorer kills cross-checked per profile. Since the tables' claims came to kill nearly every
+mutant, all of them (180 in deeptutor-scheduler) through thorough Hypothesis and the prover ran
+past CI's 30-minute step; a fixed spread over every kind of mutation keeps each kind checked."""
+
+
+def _sample(kills: dict[str, Kill]) -> dict[str, Kill]:
+    """Up to SAMPLE kills, the same every run: the first of each kind of mutation (the id's second
+    part: guard, update, to, arg, raise, priority, step, ...), then evenly spaced over the rest."""
+    ids = sorted(kills)
+    first: dict[str, str] = {}
+    for i in ids:
+        first.setdefault(i.split(".")[1] if "." in i else i, i)
+    chosen = sorted(set(first.values()))
+    rest = [i for i in ids if i not in chosen]
+    room = max(0, SAMPLE - len(chosen))
+    if rest and room:
+        chosen += rest[:: max(1, len(rest) // room)][:room]
+    return {i: kills[i] for i in sorted(chosen)}
 
 
 def test_explorer_and_hypothesis_agree(table: Table, explorer_kills: dict[str, Kill]) -> None:
