@@ -81,7 +81,7 @@ def test_each_hostile_implementation_fails_its_case_in_time(deeptutor: Table, mo
     began = time.monotonic()
     result = run_case(wire, bundled_cases(deeptutor)[0])
     wire.close()
-    assert time.monotonic() - began < 0.5 + 1
+    assert time.monotonic() - began < 0.5 + 5  # no hang: the timeout, plus room for a loaded machine
     assert result.observed.fault is not None and result.observed.fault.startswith(reason)
     assert result.divergence is not None and "\n" not in result.divergence
 
@@ -101,7 +101,7 @@ def test_a_grandchild_that_left_the_process_group_is_found_and_ended(deeptutor: 
     wire = WireScheduler([*HOSTILE, mode], deeptutor, timeout=0.5)
     began = time.monotonic()
     result = run_case(wire, bundled_cases(deeptutor)[0])
-    assert time.monotonic() - began < 0.5 + 1
+    assert time.monotonic() - began < 0.5 + 5  # no hang: the timeout, plus room for a loaded machine
     fault = result.observed.fault
     assert fault is not None and "stderr: grandchild " in fault
     grandchild = int(fault.rsplit("grandchild ", 1)[1])
