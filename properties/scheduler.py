@@ -63,7 +63,10 @@ class Scheduler(Protocol):
 
 
 class ReferenceScheduler:
-    """The reference behind the stepping interface: `stepping.Turn`, with its horizon and limits."""
+    """The reference behind the stepping interface: `stepping.Turn`, with its horizon and limits.
+
+    It is compared by what it sends and how it ends, never by its claims, so its machines
+    skip the ghost variables' updates."""
 
     def __init__(self, table: Table, max_steps: int | None = None) -> None:
         self.table = table
@@ -75,7 +78,7 @@ class ReferenceScheduler:
         key = tuple(sorted(params.items()))
         machine = self._machines.get(key)
         if machine is None:
-            machine = self._machines[key] = Machine(self.table, params)
+            machine = self._machines[key] = Machine(self.table, params, ghosts=False)
         self._turn = Turn(machine, self.max_steps)
         self._turn.begin()
         return self._turn.request

@@ -20,18 +20,20 @@ def run(
     host: Host,
     params: Mapping[str, int] | None = None,
     max_steps: int | None = None,
+    ghosts: bool = True,
 ) -> Trace:
     """Run to a terminal (or to the step limit, reported as terminal `horizon`).
 
     Every outcome is checked against its operation's contract before it is used;
     a violation ends the run at the built-in terminal `contract_violation`. The
-    stepping and its limits are `turnbound.reference.stepping.Turn`'s.
+    stepping and its limits are `turnbound.reference.stepping.Turn`'s. With `ghosts=False`
+    the claims' ghost variables are neither updated nor in the trace (`Machine`).
     """
     if not isinstance(table, Machine):
         require_table(table, "run")
     require_host(host, "run")
     require_params(params, "run")
-    machine = table if isinstance(table, Machine) else Machine(table, params)
+    machine = table if isinstance(table, Machine) else Machine(table, params, ghosts)
     return drive_turn(Turn[None](machine, max_steps), host)
 
 

@@ -15,17 +15,18 @@ enabled guard; any other table evaluates every guard, so a broken one is still n
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
 from itertools import product
 from operator import itemgetter
 from typing import Any, NamedTuple
 
+from turnbound.reference.compiled import CompiledTransition, compiled_expr, shared_compilations
+from turnbound.reference.contract_check import FastContract
 from turnbound.reference.errors import DefinitionError, Nondeterminism, StuckState, ValueTooLarge
 from turnbound.reference.expr import refs
-from turnbound.reference.expr_compile import Slotted, compile_expr, compile_slotted
+from turnbound.reference.expr_compile import compile_expr
 from turnbound.reference.outcomes import Outcome, complete, contract_violation
 from turnbound.reference.proved import guards_proved
-from turnbound.reference.table import CONTRACT_VIOLATION, Operation, Table, Transition, ValueSpec
+from turnbound.reference.table import CONTRACT_VIOLATION, Operation, Table, Transition
 from turnbound.reference.types import IntType, Value
 
 INT_LIMIT = 2**63
@@ -53,49 +54,6 @@ _new_state = tuple.__new__
 def _too_large(name: str, tid: str, v: int) -> ValueTooLarge:
     digits = len(str(abs(v))) if v.bit_length() < 10_000 else int(v.bit_length() * 0.30103) + 1
     return ValueTooLarge(name, tid, digits, _INT_LIMIT_TEXT)
-
-
-@dataclass(frozen=True)
-class _CompiledTransition:
-    t: Transition
-    guard: Slotted
-    args: tuple[tuple[str, Slotted], ...]
-    updates: tuple[tuple[int, Slotted], ...]
-    reads_earlier_facts: bool
-    int_slots: tuple[int, ...]
-    """The updated variables of type int: each is checked against INT_LIMIT."""
-    """A host transition whose updates read facts other than its own call's (those the
-    state it leaves could read): its updates see both, the call's own facts on top."""
-
-
-class _Contract:
-    """One operation's contract, checked with precomputed sets; the message comes from
-    `contract_violation` only when the fast check fails."""
-
-    def __init__(self, table: Table, op: Operation) -> None:
-        self.table = table
-        self.op = op
-        self.facts = _FastSpecs(op.facts)
-        self.raises = {err: _FastSpecs(table.failures[err].fields) for err in op.raises}
-
-    def accepts(self, outcome: Outcome) -> bool:
-        if outcome.raise_ is None:
-            return self.facts.accepts(outcome.facts or {})
-        fields = self.raises.get(outcome.raise_)
-        return fields is not None and fields.accepts(outcome.fields)
-
-
-class _FastSpecs:
-    def __init__(self, specs: tuple[ValueSpec, ...]) -> None:
-        self.names = frozenset(s.name for s in specs)
-        self.required = frozenset(s.name for s in specs if s.required)
-        self.checks = tuple((s.name, s.domain.__contains__) for s in specs)
-
-    def accepts(self, given: Mapping[str, Any]) -> bool:
-        keys = given.keys()
-        if not keys <= self.names or not self.required <= keys:
-            return False
-        return all(check(given[name]) for name, check in self.checks if name in given)
 
 
 def _picker(slots: tuple[int, ...]) -> Callable[[tuple[Value, ...]], tuple[Any, ...]]:
@@ -131,47 +89,65 @@ def check_params(table: Table, given: Mapping[str, int]) -> dict[str, int]:
 class Machine:
     """A table bound to parameter values, with every expression compiled once."""
 
-    def __init__(self, table: Table, params: Mapping[str, int] | None = None) -> None:
+    def __init__(self, table: Table, params: Mapping[str, int] | None = None, ghosts: bool = True) -> None:
         self.table = table
         self.params = check_params(table, params or {})
+        self.ghosts = ghosts
+        """False: ghost updates are not made and `variables` leaves ghosts out. A ghost is read by
+        nothing that decides behaviour (the loader's rule), so a run that judges no claim (an
+        implementation's reference in conformance) skips the monitors' bookkeeping."""
+        self._made = {v.name for v in table.variables if ghosts or not v.ghost}
         self.var_names = tuple(v.name for v in table.variables)
         self._index = {name: i for i, name in enumerate(self.var_names)}
         self._counters = tuple((n, self._index[n]) for n in table.counters)
         self._counter_names = tuple(table.counters)
         self._counter_values = _picker(tuple(self._index[n] for n in table.counters))
-        self._out: dict[str, tuple[_CompiledTransition, ...]] = {}
+        self._out: dict[str, tuple[CompiledTransition, ...]] = {}
         """Each location's transitions, compiled when a run first reaches it (a conformance run
         builds a machine per parameter assignment and visits few locations)."""
         self._first_enabled = guards_proved(table)
-        self._by_id: dict[str, _CompiledTransition] = {}
-        self._raises: dict[str, dict[str, _CompiledTransition]] = {}
+        self._by_id: dict[str, CompiledTransition] = {}
+        self._raises: dict[str, dict[str, CompiledTransition]] = {}
         self._outcomes: dict[str, tuple[Outcome, ...]] = {}
         self._env: tuple[State, dict[str, Value]] | None = None
         self._fact_maps: dict[Facts, dict[str, Value]] = {(): {}}
-        self._contracts = {name: _Contract(table, op) for name, op in table.operations.items()}
+        self._contracts = {name: FastContract(table, op) for name, op in table.operations.items()}
         self._verdicts: dict[tuple[str, int], tuple[Outcome, str | None]] = {}
         self._completed: dict[tuple[str, int], tuple[Outcome, Facts, dict[str, Value]]] = {}
+        self._initial: State | None = None
 
-    def _compile(self, t: Transition) -> _CompiledTransition:
+    def _compile(self, t: Transition) -> CompiledTransition:
+        """`t` compiled with this machine's parameters, shared with every machine of the table
+        that gives the parameters `t` reads the same values (a conformance run builds a machine
+        per parameter assignment, and most transitions read no parameter at all)."""
+        shared = shared_compilations(self.table)
+        key = (t.id, self.ghosts, tuple(self.params[name] for name in shared.reads(t)))
+        found = shared.compiled.get(key)
+        if found is None:
+            found = shared.store(key, self._compile_fresh(t))
+        return found
+
+    def _compile_fresh(self, t: Transition) -> CompiledTransition:
         slots, params = self._index, self.params
         own = {f.name for f in self.table.operations[t.op].facts} if t.op is not None else set()
-        read = {r.name for _, e in t.updates for r in refs(e) if r.kind not in ("param", "var")}
-        return _CompiledTransition(
+        updates = [(v, e) for v, e in t.updates if v in self._made]
+        read = {r.name for _, e in updates for r in refs(e) if r.kind not in ("param", "var")}
+        return CompiledTransition(
             t,
-            compile_slotted(t.guard, slots, params),
-            tuple((a, compile_slotted(e, slots, params)) for a, e in t.args),
-            tuple((slots[v], compile_slotted(e, slots, params)) for v, e in t.updates),
+            compiled_expr(t.guard, slots, params),
+            tuple((a, compiled_expr(e, slots, params)) for a, e in t.args),
+            tuple((slots[v], compiled_expr(e, slots, params)) for v, e in updates),
             t.op is not None and not read <= own,
-            tuple(slots[v] for v, _ in t.updates if isinstance(self.table.variables[slots[v]].type, IntType)),
+            tuple(slots[v] for v, _ in updates if isinstance(self.table.variables[slots[v]].type, IntType)),
         )
 
-    def _at(self, location: str) -> tuple[_CompiledTransition, ...]:
+    def _at(self, location: str) -> tuple[CompiledTransition, ...]:
         compiled = tuple(self._compile(t) for t in self.table.outgoing.get(location, ()))
         self._out[location] = compiled
         self._by_id.update((c.t.id, c) for c in compiled)
         return compiled
 
-    def _transition(self, t: Transition) -> _CompiledTransition:
+    def _transition(self, t: Transition) -> CompiledTransition:
         self._at(t.source)
         return self._by_id[t.id]
 
@@ -187,9 +163,11 @@ class Machine:
     # -- states ----------------------------------------------------------
 
     def initial(self) -> State:
-        env = dict(self.params)
-        values = tuple(compile_expr(v.init)(env) for v in self.table.variables)
-        return State(self.table.initial, values)
+        if self._initial is None:
+            env = dict(self.params)
+            values = tuple(compile_expr(v.init)(env) for v in self.table.variables)
+            self._initial = State(self.table.initial, values)
+        return self._initial
 
     def env(self, state: State) -> dict[str, Value]:
         """Parameters, variables and readable facts by name (shared: copy it before changing it)."""
@@ -206,7 +184,8 @@ class Machine:
         return state.location in self.table.terminals
 
     def variables(self, state: State) -> dict[str, Value]:
-        return dict(zip(self.var_names, state.values, strict=True))
+        named = zip(self.var_names, state.values, strict=True)
+        return dict(named) if self.ghosts else {k: v for k, v in named if k in self._made}
 
     def counters(self, state: State) -> dict[str, int]:
         return dict(zip(self._counter_names, self._counter_values(state.values), strict=False))
@@ -244,22 +223,26 @@ class Machine:
         f = self._fact_maps.get(facts) or self._facts(facts)
         return {name: fn(values, f) for name, fn in compiled}
 
-    def _raise_updates(self, t: Transition) -> dict[str, _CompiledTransition]:
+    def _raise_updates(self, t: Transition) -> dict[str, CompiledTransition]:
         """Per failure, the ghost updates a raise makes (compiled once, as a transition of their own)."""
         cached = self._raises.get(t.id)
         if cached is None:
             slots, params = self._index, self.params
             cached = {
-                err: _CompiledTransition(
+                err: CompiledTransition(
                     t,
-                    compile_slotted(t.guard, slots, params),
+                    compiled_expr(t.guard, slots, params),
                     (),
-                    tuple((slots[v], compile_slotted(e, slots, params)) for v, e in ups),
+                    tuple((slots[v], compiled_expr(e, slots, params)) for v, e in ups if v in self._made),
                     True,
-                    tuple(s for v, _ in ups if isinstance(self.table.variables[s := slots[v]].type, IntType)),
+                    tuple(
+                        s
+                        for v, _ in ups
+                        if v in self._made and isinstance(self.table.variables[s := slots[v]].type, IntType)
+                    ),
                 )
                 for err, ups in t.raise_updates.items()
-                if ups
+                if any(v in self._made for v, _ in ups)
             }
             self._raises[t.id] = cached
         return cached
@@ -267,7 +250,7 @@ class Machine:
     # -- taking a transition ---------------------------------------------
 
     def _updated(
-        self, c: _CompiledTransition, values: tuple[Value, ...], f: Mapping[str, Value]
+        self, c: CompiledTransition, values: tuple[Value, ...], f: Mapping[str, Value]
     ) -> tuple[Value, ...]:
         if not c.updates:
             return values

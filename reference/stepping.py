@@ -109,6 +109,11 @@ class Turn(Generic[F]):
         self.violation: str | None = None
         self._entered: tuple[bool, str] | None = None
         """How the current state was entered: (by a host call?, transition); None: the initial state."""
+        cls = type(self)
+        self._hooked = cls.on_state is not Turn.on_state or cls.on_call is not Turn.on_call
+        """Whether a subclass judges states or calls (a plain run skips the two calls per step)."""
+        self._plain = type(machine).is_terminal is Machine.is_terminal
+        """Whether the machine's terminals are the table's (a replaying machine may stop sooner)."""
 
     def where(self) -> str:
         """The current point of the turn, for messages."""
@@ -164,7 +169,8 @@ class Turn(Generic[F]):
         seen: set[object] | None = None
         internal = 0
         path = self.path
-        while not m.is_terminal(self.state):
+        terminals, hooked = m.table.terminals, self._hooked
+        while (self.state.location not in terminals) if self._plain else not m.is_terminal(self.state):
             if len(self.steps) >= self.horizon:
                 self.terminal = HORIZON
                 return None
@@ -183,9 +189,10 @@ class Turn(Generic[F]):
             internal += 1
             self.state = m.take_internal(self.state, t)
             self._entered = (False, t.id)
-            found = self.on_state()
-            if found is not None:
-                return found
+            if hooked:
+                found = self.on_state()
+                if found is not None:
+                    return found
         self.terminal = self.state.location
         return self.on_terminal()
 
@@ -209,7 +216,9 @@ class Turn(Generic[F]):
         if violation is not None:
             self.violation, self.terminal = violation, CONTRACT_VIOLATION
             return self.on_state()
-        return self.on_call(step) or self.on_state() or self._advance()
+        if self._hooked:
+            return self.on_call(step) or self.on_state() or self._advance()
+        return self._advance()
 
     def cut(self) -> None:
         """Abort a turn that still asks for host calls: it ends at `horizon`."""

@@ -105,3 +105,38 @@ def test_the_contract_memo_answers_per_outcome_object() -> None:
     assert first is not None and "hasTools" in first
     assert machine.violation(t, bad) == first
     assert machine.violation(t, good) is None
+
+
+@pytest.mark.parametrize("name", profile_names())
+def test_a_machine_without_ghosts_runs_every_vector_the_same_way(name: str) -> None:
+    """Ghosts decide nothing (the loader's rule), so skipping their updates changes no request,
+    answer, counter or end; the trace then names only the table's own variables."""
+    from turnbound.properties.conformance.vectors import bundled_vector_cases
+    from turnbound.reference.host import ScriptHost
+    from turnbound.reference.interpreter import run
+
+    table = load_profile(name)
+    ghosts = {v.name for v in table.variables if v.ghost}
+    cases = bundled_vector_cases(table)
+    assert cases
+    for case in cases:
+        full = run(table, ScriptHost(case.script), case.params)
+        lean = run(table, ScriptHost(case.script), case.params, ghosts=False)
+        assert lean.model_dump(exclude={"variables"}) == full.model_dump(exclude={"variables"}), case.id
+        assert lean.variables == {k: v for k, v in full.variables.items() if k not in ghosts}, case.id
+
+
+def test_machines_of_one_table_share_a_transition_compiled_for_the_parameters_it_reads() -> None:
+    table = load_profile("deeptutor-scheduler")
+    explore_round, accept = table.transition("explore_round"), table.transition("accept")
+    a = Machine(table, {"explorationBudget": 1, "settlementBudget": 1})
+    b = Machine(table, {"explorationBudget": 1, "settlementBudget": 4})
+    c = Machine(table, {"explorationBudget": 2, "settlementBudget": 1})
+    assert a._compile(accept) is b._compile(accept) is c._compile(accept)  # reads no parameter
+    assert a._compile(explore_round) is b._compile(explore_round)  # reads explorationBudget only
+    assert a._compile(explore_round) is not c._compile(explore_round)
+    assert Machine(table, a.params, ghosts=False)._compile(accept) is not a._compile(accept)
+    values = Machine(table).initial().values
+    assert a._compile(explore_round).guard(values, {}) and not Machine(
+        table, {"explorationBudget": 0}
+    )._compile(explore_round).guard(values, {})

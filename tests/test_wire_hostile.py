@@ -207,7 +207,15 @@ def test_a_signal_to_turnbound_ends_the_implementation_too(signum: int, cli: boo
         command += ["--timeout", "30", "--", *HOSTILE, "hang"]
     else:
         command = [sys.executable, "-c", DRIVER, *HOSTILE, "hang"]
-    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT)
+    # The signal's disposition as a terminal gives it: a shell starting the tests in the
+    # background hands its children SIGINT ignored, which turnbound rightly keeps.
+    proc = subprocess.Popen(
+        command,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+        preexec_fn=lambda: signal.signal(signum, signal.SIG_DFL),
+    )
     try:
         deadline = time.monotonic() + 30
         while not _marked(proc.pid):

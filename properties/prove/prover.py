@@ -15,7 +15,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from itertools import pairwise
 from typing import Any, Literal
 
 import z3
@@ -161,6 +160,9 @@ class Prover:
     enc: Encoding = field(init=False)
     _strengthening: Strengthening | None = field(default=None, init=False)
     _proved: list[Goal] = field(default_factory=list, init=False)
+    _pool: list[Frame] = field(default_factory=list, init=False)
+    """Frames every induction query shares: the terms on them are built once (`_term`)."""
+    _terms: dict[tuple[str, int], z3.BoolRef] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
         self.enc = Encoding(self.table)
@@ -193,6 +195,34 @@ class Prover:
     def background(self, f: Frame) -> z3.BoolRef:
         """What every reachable state satisfies: the strengthening and the claims proved so far."""
         return conj([self.strengthening.holds(self.enc, f), *[g.holds(self.enc, f) for g in self._proved]])
+
+    def _frames(self, n: int) -> list[Frame]:
+        while len(self._pool) < n:
+            self._pool.append(self.enc.frame())
+        return self._pool[:n]
+
+    def _term(self, kind: str, i: int, make: Callable[[], z3.BoolRef]) -> z3.BoolRef:
+        """A term on pool frame i (and i + 1 for a step), built on first use: each is a
+        substitution into a large template, which would otherwise be redone per claim and k."""
+        key = (kind, i)
+        found = self._terms.get(key)
+        if found is None:
+            found = self._terms[key] = make()
+        return found
+
+    def _holds(self, goal: Goal, i: int) -> z3.BoolRef:
+        return self._term(f"holds:{goal.name}", i, lambda: goal.holds(self.enc, self._pool[i]))
+
+    def _typing(self, i: int) -> z3.BoolRef:
+        return self._term("typing", i, lambda: self.enc.typing(self._pool[i]))
+
+    def _step(self, i: int) -> z3.BoolRef:
+        return self._term("step", i, lambda: self.enc.step(self._pool[i], self._pool[i + 1]))
+
+    def _background(self, i: int) -> z3.BoolRef:
+        """`background` on pool frame i."""
+        inferred = self._term("strengthening", i, lambda: self.strengthening.holds(self.enc, self._pool[i]))
+        return conj([inferred, *[self._holds(g, i) for g in self._proved]])
 
     def prove(self, goal: Goal) -> ProofResult:
         return self.prove_all([goal.name])[0]
@@ -308,25 +338,25 @@ class Prover:
     def base_case(self, goal: Goal, k: int, deadline: float) -> bool:
         """No run of exactly k-1 steps from the initial state ends where the claim is false."""
         enc = self.enc
-        frames = [enc.frame() for _ in range(k)]
+        frames = self._frames(k)
         s = solver(deadline)
-        s.add(enc.parameter_domain(), enc.initial(frames[0]))
-        s.add(*[enc.typing(f) for f in frames])
-        s.add(*[enc.step(a, b) for a, b in pairwise(frames)])
-        s.add(z3.Not(goal.holds(enc, frames[-1])))
+        s.add(enc.parameter_domain(), self._term("initial", 0, lambda: enc.initial(frames[0])))
+        s.add(*[self._typing(i) for i in range(k)])
+        s.add(*[self._step(i) for i in range(k - 1)])
+        s.add(z3.Not(self._holds(goal, k - 1)))
         return bool(check(s) == z3.unsat)
 
     def step_case(self, goal: Goal, k: int, deadline: float) -> CounterexampleToInduction | None:
         """None if k states where the claim holds are always followed by one where it holds."""
         enc = self.enc
-        frames = [enc.frame() for _ in range(k + 1)]
+        frames = self._frames(k + 1)
         s = solver(deadline)
         s.add(enc.parameter_domain())
-        s.add(*[enc.typing(f) for f in frames])
-        s.add(*[self.background(f) for f in frames])
-        s.add(*[enc.step(a, b) for a, b in pairwise(frames)])
-        s.add(conj([goal.holds(enc, f) for f in frames[:-1]]))
-        s.add(z3.Not(goal.holds(enc, frames[-1])))
+        s.add(*[self._typing(i) for i in range(k + 1)])
+        s.add(*[self._background(i) for i in range(k + 1)])
+        s.add(*[self._step(i) for i in range(k)])
+        s.add(conj([self._holds(goal, i) for i in range(k)]))
+        s.add(z3.Not(self._holds(goal, k)))
         if check(s) == z3.unsat:
             return None
         m = s.model()

@@ -1,0 +1,78 @@
+"""A table's transitions compiled for one assignment of the parameters, and shared by every
+machine of the table that gives the parameters a transition reads the same values: a
+conformance or Hypothesis run builds a machine per assignment, and most transitions read no
+parameter at all, so compiling stops costing more than running."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from weakref import ref
+
+from turnbound.reference.expr import Expr, refs
+from turnbound.reference.expr_compile import Slotted, compile_slotted
+from turnbound.reference.expr_fold import fold
+from turnbound.reference.table import Table, Transition
+
+SHARED_LIMIT = 50_000
+"""Compiled transitions kept per table across its machines (cleared past this)."""
+
+CompileKey = tuple[str, bool, tuple[int, ...]]
+"""A transition, whether ghost updates are made, and the values of the parameters it reads."""
+
+
+def compiled_expr(node: Expr, slots: Mapping[str, int], params: Mapping[str, int]) -> Slotted:
+    """The closure the step runs: the expression partially evaluated with the parameters first
+    (`expr_fold`: the claims' ghost updates carry comparisons decided before any state)."""
+    return compile_slotted(fold(node, params), slots, params)
+
+
+@dataclass(frozen=True)
+class CompiledTransition:
+    t: Transition
+    guard: Slotted
+    args: tuple[tuple[str, Slotted], ...]
+    updates: tuple[tuple[int, Slotted], ...]
+    reads_earlier_facts: bool
+    """A host transition whose updates read facts other than its own call's (those the
+    state it leaves could read): its updates see both, the call's own facts on top."""
+    int_slots: tuple[int, ...]
+    """The updated variables of type int: each is checked against the machine's INT_LIMIT."""
+
+
+class SharedCompilations:
+    """What every machine of one table shares: its transitions compiled per the values of the
+    parameters each reads."""
+
+    def __init__(self) -> None:
+        self.compiled: dict[CompileKey, CompiledTransition] = {}
+        self._reads: dict[str, tuple[str, ...]] = {}
+
+    def reads(self, t: Transition) -> tuple[str, ...]:
+        found = self._reads.get(t.id)
+        if found is None:
+            exprs = [t.guard, *(e for _, e in t.args), *(e for _, e in t.updates)]
+            found = tuple(sorted({r.name for e in exprs for r in refs(e) if r.kind == "param"}))
+            self._reads[t.id] = found
+        return found
+
+    def store(self, key: CompileKey, c: CompiledTransition) -> CompiledTransition:
+        if len(self.compiled) >= SHARED_LIMIT:
+            self.compiled.clear()
+        self.compiled[key] = c
+        return c
+
+
+_SHARED: dict[int, tuple[ref[Table], SharedCompilations]] = {}
+
+
+def shared_compilations(table: Table) -> SharedCompilations:
+    """The table's shared compilations, dropped with the table (tables are not hashable: keyed
+    by identity, checked through a weak reference)."""
+    entry = _SHARED.get(id(table))
+    if entry is not None and entry[0]() is table:
+        return entry[1]
+    key = id(table)
+    shared = SharedCompilations()
+    _SHARED[key] = (ref(table, lambda _: _SHARED.pop(key, None)), shared)
+    return shared
