@@ -60,8 +60,13 @@ def main(mode: str, arg: str | None) -> int:
         say({"type": "op", "op": "call_round", "args": {"mode": "exploration", "recovery": 1}})
     elif mode == "flood-line":  # ARG megabytes on one line (default 10)
         block = b"x" * (1 << 20)
-        for _ in range(int(arg or 10)):
+        progress = os.environ.get("HOSTILE_PROGRESS")  # a file: the megabytes written so far
+        for written in range(int(arg or 10)):
             sys.stdout.buffer.write(block)
+            sys.stdout.buffer.flush()
+            if progress:
+                with open(progress, "w") as f:
+                    f.write(str(written + 1))
         sys.stdout.buffer.write(b"\n")
         sys.stdout.flush()
     elif mode == "deep-json":
