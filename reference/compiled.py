@@ -38,6 +38,9 @@ class CompiledTransition:
     state it leaves could read): its updates see both, the call's own facts on top."""
     int_slots: tuple[int, ...]
     """The updated variables of type int: each is checked against the machine's INT_LIMIT."""
+    read_slots: tuple[int, ...] = ()
+    """The variables the updates read: with `read_facts`, all that decides what they make."""
+    read_facts: tuple[str, ...] = ()
 
 
 class SharedCompilations:
@@ -76,3 +79,12 @@ def shared_compilations(table: Table) -> SharedCompilations:
     shared = SharedCompilations()
     _SHARED[key] = (ref(table, lambda _: _SHARED.pop(key, None)), shared)
     return shared
+
+
+def reads_of(exprs: list[Expr], slots: Mapping[str, int]) -> tuple[tuple[int, ...], tuple[str, ...]]:
+    """The variable slots and fact names `exprs` read (parameters are bound constants)."""
+    names = {r.name: r.kind for e in exprs for r in refs(e)}
+    return (
+        tuple(sorted(slots[n] for n, k in names.items() if k == "var")),
+        tuple(sorted(n for n, k in names.items() if k != "var" and k != "param")),
+    )

@@ -14,12 +14,11 @@ enabled guard; any other table evaluates every guard, so a broken one is still n
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from itertools import product
-from operator import itemgetter
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
-from turnbound.reference.compiled import CompiledTransition, compiled_expr, shared_compilations
+from turnbound.reference.compiled import CompiledTransition, compiled_expr, reads_of, shared_compilations
 from turnbound.reference.contract_check import FastContract
 from turnbound.reference.errors import DefinitionError, Nondeterminism, StuckState, ValueTooLarge
 from turnbound.reference.expr import refs
@@ -28,6 +27,7 @@ from turnbound.reference.outcomes import Outcome, complete, contract_violation
 from turnbound.reference.proved import guards_proved
 from turnbound.reference.table import CONTRACT_VIOLATION, Operation, Table, Transition
 from turnbound.reference.types import IntType, Value
+from turnbound.reference.update_memo import MEMO_LIMIT, Plan, slot_picker
 
 INT_LIMIT = 2**63
 """No variable ever holds an integer beyond +-INT_LIMIT: an update that leaves it grows
@@ -56,16 +56,6 @@ def _too_large(name: str, tid: str, v: int) -> ValueTooLarge:
     return ValueTooLarge(name, tid, digits, _INT_LIMIT_TEXT)
 
 
-def _picker(slots: tuple[int, ...]) -> Callable[[tuple[Value, ...]], tuple[Any, ...]]:
-    """The values at these slots, always as a tuple."""
-    if len(slots) == 1:
-        only = slots[0]
-        return lambda values: (values[only],)
-    if not slots:
-        return lambda values: ()
-    return itemgetter(*slots)
-
-
 def check_params(table: Table, given: Mapping[str, int]) -> dict[str, int]:
     """Defaults completed with the given values; unknown names and out-of-domain values rejected."""
     params = table.defaults()
@@ -89,7 +79,9 @@ def check_params(table: Table, given: Mapping[str, int]) -> dict[str, int]:
 class Machine:
     """A table bound to parameter values, with every expression compiled once."""
 
-    def __init__(self, table: Table, params: Mapping[str, int] | None = None, ghosts: bool = True) -> None:
+    def __init__(
+        self, table: Table, params: Mapping[str, int] | None = None, ghosts: bool = True, memo: bool = False
+    ) -> None:
         self.table = table
         self.params = check_params(table, params or {})
         self.ghosts = ghosts
@@ -101,7 +93,7 @@ class Machine:
         self._index = {name: i for i, name in enumerate(self.var_names)}
         self._counters = tuple((n, self._index[n]) for n in table.counters)
         self._counter_names = tuple(table.counters)
-        self._counter_values = _picker(tuple(self._index[n] for n in table.counters))
+        self._counter_values = slot_picker(tuple(self._index[n] for n in table.counters))
         self._out: dict[str, tuple[CompiledTransition, ...]] = {}
         """Each location's transitions, compiled when a run first reaches it (a conformance run
         builds a machine per parameter assignment and visits few locations)."""
@@ -115,6 +107,10 @@ class Machine:
         self._verdicts: dict[tuple[str, int], tuple[Outcome, str | None]] = {}
         self._completed: dict[tuple[str, int], tuple[Outcome, Facts, dict[str, Value]]] = {}
         self._initial: State | None = None
+        self._memo = memo
+        """True: each transition's updates are remembered by the values they read (`_remembered`):
+        the explorer meets the same few inputs in many states; one run rarely does."""
+        self._plans: dict[int, Plan] = {}
 
     def _compile(self, t: Transition) -> CompiledTransition:
         """`t` compiled with this machine's parameters, shared with every machine of the table
@@ -139,6 +135,7 @@ class Machine:
             tuple((slots[v], compiled_expr(e, slots, params)) for v, e in updates),
             t.op is not None and not read <= own,
             tuple(slots[v] for v, _ in updates if isinstance(self.table.variables[slots[v]].type, IntType)),
+            *reads_of([e for _, e in updates], slots),
         )
 
     def _at(self, location: str) -> tuple[CompiledTransition, ...]:
@@ -240,6 +237,7 @@ class Machine:
                         for v, _ in ups
                         if v in self._made and isinstance(self.table.variables[s := slots[v]].type, IntType)
                     ),
+                    *reads_of([e for v, e in ups if v in self._made], slots),
                 )
                 for err, ups in t.raise_updates.items()
                 if any(v in self._made for v, _ in ups)
@@ -254,6 +252,8 @@ class Machine:
     ) -> tuple[Value, ...]:
         if not c.updates:
             return values
+        if self._memo:
+            return self._remembered(c, values, f)
         out = list(values)
         for i, fn in c.updates:  # simultaneous: every right side reads the pre-state
             out[i] = fn(values, f)
@@ -262,6 +262,27 @@ class Machine:
             if not -INT_LIMIT <= v <= INT_LIMIT:  # type: ignore[operator]
                 raise _too_large(self.var_names[i], c.t.id, v)  # type: ignore[arg-type]
         return tuple(out)
+
+    def _remembered(
+        self, c: CompiledTransition, values: tuple[Value, ...], f: Mapping[str, Value]
+    ) -> tuple[Value, ...]:
+        """`_updated`, with what the updates make looked up by the values and facts they read
+        (every expression is pure), and merged into the state in one step."""
+        plan = self._plans.get(id(c))
+        if plan is None or plan.c is not c:
+            plan = self._plans[id(c)] = Plan.of(c, len(values))
+        key = (plan.pick_vars(values), plan.pick_facts(f))
+        made = plan.memo.get(key)
+        if made is None:
+            made = tuple(fn(values, f) for _, fn in c.updates)  # simultaneous: each reads the pre-state
+            for k in plan.int_positions:
+                v = made[k]
+                if not -INT_LIMIT <= v <= INT_LIMIT:  # type: ignore[operator]
+                    raise _too_large(self.var_names[c.updates[k][0]], c.t.id, v)  # type: ignore[arg-type]
+            if len(plan.memo) >= MEMO_LIMIT:
+                plan.memo.clear()
+            plan.memo[key] = made
+        return plan.merge(values + made)
 
     def take_internal(self, state: State, t: Transition) -> State:
         c = self._by_id.get(t.id) or self._transition(t)

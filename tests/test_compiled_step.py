@@ -140,3 +140,34 @@ def test_machines_of_one_table_share_a_transition_compiled_for_the_parameters_it
     assert a._compile(explore_round).guard(values, {}) and not Machine(
         table, {"explorationBudget": 0}
     )._compile(explore_round).guard(values, {})
+
+
+@pytest.mark.parametrize("name", profile_names())
+def test_a_memoizing_machine_takes_every_step_the_same_way(name: str) -> None:
+    """The explorer's machine remembers update results by the values and facts they read: over
+    the breadth-first search at the defaults, every successor it makes is the plain machine's."""
+    from collections import deque
+
+    table = load_profile(name)
+    plain, memo = Machine(table), Machine(table, memo=True)
+    queue, seen, steps = deque([plain.initial()]), {plain.initial()}, 0
+    while queue and steps < 20_000:
+        state = queue.popleft()
+        if plain.is_terminal(state):
+            continue
+        t = plain.select(state)
+        if t.op is None:
+            successors = [(plain.take_internal(state, t), memo.take_internal(state, t))]
+        else:
+            successors = [
+                (plain.take_outcome(state, t, o), memo.take_outcome(state, t, o))
+                for o in plain.outcomes(t.op)
+            ]
+        for expected, got in successors:
+            assert got == expected, (t.id, state)
+            steps += 1
+            if expected not in seen:
+                seen.add(expected)
+                queue.append(expected)
+    assert steps > 10
+    assert any(plan.memo for plan in memo._plans.values())

@@ -199,7 +199,7 @@ def explore(
     require_params(params, "explore")
     require_count(max_states, "explore", "max_states")
     started = time.perf_counter()
-    machine = Machine(table, params)
+    machine = Machine(table, params, memo=True)  # the same few update inputs in many states
     monitors = Monitors(table)
     search = _Search(machine, monitors, max_states)
     search.run()
