@@ -287,3 +287,25 @@ def test_an_in_process_implementation_that_raises_is_named_for_what_it_is(deeptu
     result = run_case(_Raising(), bundled_cases(deeptutor)[0])  # type: ignore[arg-type]
     assert result.observed.fault == "the implementation raised RuntimeError: not implemented yet"
     assert result.observed.fault_kind == "raised"
+
+
+def test_a_forked_worker_forgets_the_implementations_and_the_signal_handlers() -> None:
+    """The explorer's and mutation's pool workers are forks: turnbound's handler, which kills the
+    parent's implementations, must not be theirs (a worker that survived SIGTERM hung
+    `Pool.terminate` in a test run), and neither may the parent's implementations be."""
+    from turnbound.properties.conformance import process
+
+    process._prepare()
+    handled = {s for s in (signal.SIGTERM, signal.SIGHUP) if signal.getsignal(s) is process._on_signal}
+    assert handled  # unless the shell running the tests ignores both
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report, then leave without running anything of the parent's
+        kept = [s for s in handled if signal.getsignal(s) is process._on_signal]
+        os.write(write, b"clean" if not kept and not process._live and not process._ready else b"kept")
+        os._exit(0)
+    os.close(write)
+    os.waitpid(pid, 0)
+    assert os.read(read, 16) == b"clean"
+    os.close(read)
+    assert all(signal.getsignal(s) is process._on_signal for s in handled)  # the parent keeps its own

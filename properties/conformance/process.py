@@ -171,6 +171,23 @@ def _prepare() -> None:
                     continue
                 _previous[signum] = previous
                 signal.signal(signum, _on_signal)
+        os.register_at_fork(after_in_child=_forget_in_child)
+
+
+def _forget_in_child() -> None:
+    """A forked child (a pool worker of the explorer or of mutation) owns none of the parent's
+    implementations: it must neither kill them nor outlive a signal because the handler it
+    inherited went after them. It gets the signals' earlier dispositions back, and prepares
+    afresh if it starts implementations of its own."""
+    global _ready, _setup, _subreaper
+    _live.clear()
+    _setup = threading.Lock()  # another thread may have held it at the fork
+    _ready = _subreaper = False
+    if threading.current_thread() is threading.main_thread():
+        for signum, previous in _previous.items():
+            with contextlib.suppress(ValueError, OSError, TypeError):
+                signal.signal(signum, previous)
+    _previous.clear()
 
 
 def kill_all() -> None:

@@ -45,7 +45,7 @@ class StateSpace:
 
     def __init__(self, enc: Encoding, params: Mapping[str, int], cap: int) -> None:
         self.enc = enc
-        self.machine = Machine(enc.table, params)
+        self.machine = Machine(enc.table, params, memo=True)  # a breadth-first search, as the explorer's
         self.monitors = Monitors(enc.table)
         self.cap = cap
         self.edge_index = {(e.transition.id, e.kind, e.error): e for e in enc.edges}
