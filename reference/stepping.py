@@ -109,11 +109,6 @@ class Turn(Generic[F]):
         self.violation: str | None = None
         self._entered: tuple[bool, str] | None = None
         """How the current state was entered: (by a host call?, transition); None: the initial state."""
-        cls = type(self)
-        self._hooked = cls.on_state is not Turn.on_state or cls.on_call is not Turn.on_call
-        """Whether a subclass judges states or calls (a plain run skips the two calls per step)."""
-        self._plain = type(machine).is_terminal is Machine.is_terminal
-        """Whether the machine's terminals are the table's (a replaying machine may stop sooner)."""
 
     def where(self) -> str:
         """The current point of the turn, for messages."""
@@ -169,8 +164,7 @@ class Turn(Generic[F]):
         seen: set[object] | None = None
         internal = 0
         path = self.path
-        terminals, hooked = m.table.terminals, self._hooked
-        while (self.state.location not in terminals) if self._plain else not m.is_terminal(self.state):
+        while not m.is_terminal(self.state):
             if len(self.steps) >= self.horizon:
                 self.terminal = HORIZON
                 return None
@@ -189,10 +183,9 @@ class Turn(Generic[F]):
             internal += 1
             self.state = m.take_internal(self.state, t)
             self._entered = (False, t.id)
-            if hooked:
-                found = self.on_state()
-                if found is not None:
-                    return found
+            found = self.on_state()
+            if found is not None:
+                return found
         self.terminal = self.state.location
         return self.on_terminal()
 
@@ -216,9 +209,7 @@ class Turn(Generic[F]):
         if violation is not None:
             self.violation, self.terminal = violation, CONTRACT_VIOLATION
             return self.on_state()
-        if self._hooked:
-            return self.on_call(step) or self.on_state() or self._advance()
-        return self._advance()
+        return self.on_call(step) or self.on_state() or self._advance()
 
     def cut(self) -> None:
         """Abort a turn that still asks for host calls: it ends at `horizon`."""

@@ -15,8 +15,8 @@ from turnbound.reference.compiled import CompiledTransition
 from turnbound.reference.types import Value
 
 
-def slot_picker(slots: tuple[int, ...]) -> Callable[[tuple[Value, ...]], tuple[Any, ...]]:
-    """The values at these slots, always as a tuple."""
+def slot_picker(slots: tuple[Any, ...]) -> Callable[[Any], tuple[Any, ...]]:
+    """The items at these slots (of a tuple) or keys (of a mapping), always as a tuple."""
     if len(slots) == 1:
         only = slots[0]
         return lambda values: (values[only],)
@@ -43,16 +43,7 @@ class Plan:
 
     @staticmethod
     def of(c: CompiledTransition, n: int) -> Plan:
-        facts = c.read_facts
-        pick_facts = (lambda f: ()) if not facts else _fact_picker(facts)
         position = {slot: n + k for k, (slot, _) in enumerate(c.updates)}
         ints = tuple(k for k, (slot, _) in enumerate(c.updates) if slot in c.int_slots)
         merge = slot_picker(tuple(position.get(j, j) for j in range(n)))
-        return Plan(c, slot_picker(c.read_slots), pick_facts, merge, ints, {})
-
-
-def _fact_picker(names: tuple[str, ...]) -> Callable[[Mapping[str, Value]], tuple[Any, ...]]:
-    if len(names) == 1:
-        only = names[0]
-        return lambda f: (f[only],)
-    return itemgetter(*names)
+        return Plan(c, slot_picker(c.read_slots), slot_picker(c.read_facts), merge, ints, {})

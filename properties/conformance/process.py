@@ -171,7 +171,8 @@ def _prepare() -> None:
                     continue
                 _previous[signum] = previous
                 signal.signal(signum, _on_signal)
-        os.register_at_fork(after_in_child=_forget_in_child)
+        if hasattr(os, "register_at_fork"):  # POSIX: the explorer's and mutation's pools fork
+            os.register_at_fork(after_in_child=_forget_in_child)
 
 
 def _forget_in_child() -> None:
