@@ -8,14 +8,16 @@ and the tests read the same result.
 
 from __future__ import annotations
 
+import dataclasses
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from turnbound.properties.explore.sweep import ClaimTally, sweep, tally
+from turnbound.properties.explore.sweep import DEFAULT_JOBS, ClaimTally, sweep, tally
 from turnbound.properties.fuzz.session import FuzzResult, fuzz
 from turnbound.properties.prove.prover import ProofResult, Prover
+from turnbound.properties.workers import fork_context
 from turnbound.reference.cases import CaseResult, check_case
 from turnbound.reference.profiles import profile_cases
 from turnbound.reference.table import Table
@@ -105,6 +107,7 @@ def check_profile(
     examples: int | None = None,
     seed: int = 0,
     prove_timeout: float = 60.0,
+    jobs: int = DEFAULT_JOBS,
 ) -> ProfileCheck:
     """Run the chosen engines on one table; nothing here is specific to a profile."""
     result = ProfileCheck(table)
@@ -114,7 +117,7 @@ def check_profile(
         result.seconds["cases"] = time.perf_counter() - started
     if "explore" in engines:
         t0 = time.perf_counter()
-        summaries = sweep(table, progress=False)
+        summaries = sweep(table, jobs=jobs, progress=False)
         result.configurations = len(summaries)
         result.states = sum(s.states for s in summaries)
         result.edges = sum(s.edges for s in summaries)
@@ -130,3 +133,49 @@ def check_profile(
         result.proofs = Prover(table, timeout=prove_timeout).prove_all()
         result.seconds["prove"] = time.perf_counter() - t0
     return result
+
+
+# -- several profiles on a pool of workers -----------------------------------------
+
+_JOB: dict[str, Any] = {}
+
+
+def _init_check_worker(
+    tables: Sequence[Table], engines: Sequence[str], examples: int | None, seed: int
+) -> None:
+    _JOB.update(tables=tables, engines=engines, examples=examples, seed=seed)
+
+
+def _check_one(i: int) -> dict[str, Any]:
+    """One profile in a worker. What refers to the table stays behind (a Table does not
+    pickle): the table itself, and the proofs' counterexamples to induction, which hold
+    symbolic edges and which the check's report does not show (`turnbound prove` does)."""
+    job = _JOB
+    r = check_profile(job["tables"][i], job["engines"], examples=job["examples"], seed=job["seed"], jobs=1)
+    r.proofs = [dataclasses.replace(p, cti=None) for p in r.proofs]
+    return {f.name: getattr(r, f.name) for f in dataclasses.fields(r) if f.name != "table"}
+
+
+def check_profiles(
+    tables: Sequence[Table],
+    engines: Sequence[str] = ENGINES,
+    *,
+    examples: int | None = None,
+    seed: int = 0,
+    jobs: int = DEFAULT_JOBS,
+) -> Iterator[ProfileCheck]:
+    """Each table's check, in the order given, whatever order the workers finish in.
+
+    One profile per worker at a time (each explores its sweep in that worker), so the
+    engines' results are the ones `check_profile` gives: only the wall time changes.
+    """
+    context = fork_context()
+    workers = max(1, min(jobs, len(tables)))
+    if workers == 1 or context is None:
+        for table in tables:
+            yield check_profile(table, engines, examples=examples, seed=seed, jobs=jobs)
+        return
+    init = (list(tables), list(engines), examples, seed)
+    with context.Pool(workers, initializer=_init_check_worker, initargs=init) as pool:
+        for table, fields in zip(tables, pool.imap(_check_one, range(len(tables))), strict=True):
+            yield ProfileCheck(table, **fields)

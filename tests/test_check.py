@@ -57,3 +57,15 @@ def test_deeptutor_cases_and_fuzzing(capsys: pytest.CaptureFixture[str]) -> None
     assert main(["check", "deeptutor-scheduler", "--engines", "cases,fuzz", "--examples", "25"]) == 0
     out = capsys.readouterr().out
     assert "cases    11/11 pass" in out
+
+
+def test_profiles_side_by_side_report_what_one_worker_reports(capsys: pytest.CaptureFixture[str]) -> None:
+    """`--jobs 2` checks two profiles at once; the report is the one `--jobs 1` prints, in order."""
+    reports = []
+    for jobs in ("1", "2"):
+        args = ["check", "dsh-turn-unguarded", "strands-agents", "--examples", "10", "--jobs", jobs, "--json"]
+        assert main(args) == 0
+        reports.append(json.loads(capsys.readouterr().out))
+    assert reports[0] == reports[1]
+    assert [p["profile"] for p in reports[1]["profiles"]] == ["dsh-turn-unguarded", "strands-agents"]
+    assert all(p["prove"] for p in reports[1]["profiles"])  # the proofs came back from the workers

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import click
 from rich.table import Table as RichTable
-from turnbound.properties.all_engines import ENGINES, ProfileCheck, check_profile
+from turnbound.properties.all_engines import ENGINES, ProfileCheck, check_profiles
 from turnbound.properties.cli.app import app, console, emit_json, finish, json_option, usage_error
+from turnbound.properties.explore.sweep import DEFAULT_JOBS
 from turnbound.properties.fuzz.report import counted
+from turnbound.reference.limits import MAX_JOBS
 from turnbound.reference.profiles import load_profile, profile_names
 
 
@@ -75,9 +77,16 @@ def _print(r: ProfileCheck) -> None:
 )
 @click.option("--examples", type=click.IntRange(1), default=None, help="Hypothesis examples per profile.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Hypothesis seed.")
+@click.option(
+    "--jobs",
+    type=click.IntRange(1, MAX_JOBS),
+    default=DEFAULT_JOBS,
+    show_default=True,
+    help="Workers: profiles checked side by side (one profile's sweep uses them all).",
+)
 @json_option
 def check_cmd(
-    profiles: tuple[str, ...], engines: str, examples: int | None, seed: int, as_json: bool
+    profiles: tuple[str, ...], engines: str, examples: int | None, seed: int, jobs: int, as_json: bool
 ) -> None:
     """Check PROFILES (default: every bundled profile) with cases, exploration, fuzzing and proofs."""
     chosen = [e.strip() for e in engines.split(",") if e.strip()]
@@ -87,8 +96,7 @@ def check_cmd(
     names = list(profiles) or profile_names()
     tables = [load_profile(n) for n in names]
     results = []
-    for table in tables:
-        r = check_profile(table, chosen, examples=examples, seed=seed)
+    for r in check_profiles(tables, chosen, examples=examples, seed=seed, jobs=jobs):
         results.append(r)
         if not as_json:
             _print(r)

@@ -7,7 +7,6 @@ configuration order whatever order they finish in, so its output is deterministi
 
 from __future__ import annotations
 
-import multiprocessing
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -18,6 +17,7 @@ from itertools import product
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from turnbound.properties.explore.explorer import DEFAULT_MAX_STATES, ClaimResult, Summary, Violation, explore
+from turnbound.properties.workers import fork_context
 from turnbound.reference.errors import DefinitionError
 from turnbound.reference.limits import MAX_SWEEP
 from turnbound.reference.machine import check_params
@@ -80,14 +80,6 @@ def _explore_one(params: dict[str, int]) -> Summary:
     return explore(table, params, max_states=max_states).summary
 
 
-def _pool_context() -> multiprocessing.context.BaseContext | None:
-    """Fork hands the table to the workers without pickling it (a Table holds mapping proxies)."""
-    try:
-        return multiprocessing.get_context("fork")
-    except ValueError:
-        return None
-
-
 @contextmanager
 def _progress(total: int, label: str, show: bool) -> Iterator[Callable[[], None]]:
     if not show:
@@ -134,7 +126,7 @@ def explore_all(
     """Explore the given configurations; summaries in the same order."""
     todo = [dict(c) for c in configs]
     show = (sys.stderr.isatty() and len(todo) > 1) if progress is None else progress
-    context = _pool_context()
+    context = fork_context()
     workers = max(1, min(jobs, len(todo)))
     results: list[Summary] = []
     with _progress(len(todo), f"explore {table.name}", show) as advance:

@@ -58,7 +58,6 @@ to bottom: the report, judging one mutant, the worker pool, the two passes.
 
 from __future__ import annotations
 
-import multiprocessing
 import sys
 import time
 from collections import Counter
@@ -85,6 +84,7 @@ from turnbound.properties.mutation.engines import (
     confirm_equivalence,
 )
 from turnbound.properties.mutation.mutants import OPERATORS, Document, Mutant, mutants
+from turnbound.properties.workers import fork_context
 from turnbound.reference.errors import DefinitionError
 from turnbound.reference.loader import resolved_document
 from turnbound.reference.table import Table
@@ -335,14 +335,6 @@ def _work(job: tuple[int, _Partial]) -> _Partial:
     return _judge(_WORKER["base"], _WORKER["mutants"][i], _WORKER["engines"], _WORKER["every"], partial)
 
 
-def _pool_context() -> multiprocessing.context.BaseContext | None:
-    """Fork hands the baseline to the workers without pickling it (a Table holds mapping proxies)."""
-    try:
-        return multiprocessing.get_context("fork")
-    except ValueError:
-        return None
-
-
 def _run_pass(
     base: Baseline,
     found: list[Mutant],
@@ -352,7 +344,7 @@ def _run_pass(
     workers: int,
     advance: Callable[[], None],
 ) -> list[_Partial]:
-    context = _pool_context()
+    context = fork_context()
     if workers <= 1 or len(jobs) <= 1 or context is None:
         _init_worker(base, found, engines, every)
         out = []
