@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import nox
 
-nox.options.default_venv_backend = "venv"
+nox.options.default_venv_backend = "uv|venv"  # uv builds an environment in seconds; venv without it
 nox.options.error_on_missing_interpreters = True
 nox.options.sessions = []  # nothing runs unless named: `nox -s NAME` or `nox -t frameworks`
 

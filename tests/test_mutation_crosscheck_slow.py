@@ -20,7 +20,11 @@ pytestmark = pytest.mark.slow
 PROFILES = ["deeptutor-scheduler", "dsh-turn-unguarded", "dsh-turn-guard", "dsh-turn-guard-refire"]
 
 
-@pytest.fixture(scope="module", params=PROFILES)
+@pytest.fixture(
+    scope="module",
+    # One worker per profile under `pytest -n auto --dist loadgroup`: its mutants are explored once.
+    params=[pytest.param(name, marks=pytest.mark.xdist_group(name)) for name in PROFILES],
+)
 def table(request: pytest.FixtureRequest) -> Table:
     return load_profile(request.param)
 
