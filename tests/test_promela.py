@@ -1,5 +1,6 @@
 """`turnbound export promela`: SPIN, searching the exported model, stores exactly the states
-the explorer stores, agrees on every claim, and finds the counterexample of a false one."""
+the explorer stores with every state stored (`all_states=True`: the export has one d_step per
+transition), agrees on every claim, and finds the counterexample of a false one."""
 
 from __future__ import annotations
 
@@ -34,8 +35,8 @@ LARGER = [
 
 def _same_states(name: str, params: dict[str, int]) -> None:
     table = load_profile(name)
-    summary = explore(table, params).summary
-    assert summary.complete and summary.ok
+    summary = explore(table, params, all_states=True).summary  # one d_step per transition
+    assert summary.complete and summary.ok and summary.stored == "all"
     result = run_spin(export_promela(table, params))
     assert result.errors == 0, result.output
     assert result.states == summary.states
