@@ -47,6 +47,27 @@ def test_spin_stores_the_explorers_states(name: str, params: dict[str, int]) -> 
     _same_states(name, params)
 
 
+ATOMIC = [
+    ("dsh-turn-guard", {"maxSteps": 3, "gracefulSteps": 2, "maxFires": 1}),
+    ("tool-call-budget", {"max_rounds": 2}),
+    pytest.param(  # its internal chains, copied into every d_step, take gcc minutes
+        "deeptutor-scheduler", {"explorationBudget": 1, "settlementBudget": 1}, marks=pytest.mark.slow
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "params"), ATOMIC, ids=["dsh-turn-guard", "tool-call-budget", "deeptutor"])
+def test_spin_on_the_atomic_export_stores_the_atomic_explorers_states(name: str, params: dict[str, int]) -> None:
+    """`export_promela(atomic=True)` runs the internal transitions after each step inside its d_step,
+    as the default explorer walks them inside one edge: both store the same states, fewer than all."""
+    table = load_profile(name)
+    atomic = explore(table, params).summary
+    assert atomic.complete and atomic.ok and atomic.stored == "atomic"
+    result = run_spin(export_promela(table, params, atomic=True))
+    assert result.errors == 0, result.output
+    assert result.states == atomic.states < explore(table, params, all_states=True).summary.states
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(("name", "params"), LARGER, ids=[f"{n}-{p}" for n, p in LARGER])
 def test_spin_stores_the_explorers_states_on_larger_configurations(name: str, params: dict[str, int]) -> None:

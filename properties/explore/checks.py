@@ -96,15 +96,21 @@ class StateClaimMemo:
 
     def __init__(self, table: Table, machine: Machine) -> None:
         self.machine = machine
-        self.claims = [(c.name, fn) for c, fn in Judge(table).invariants]
+        judge = Judge(table)
+        self.claims = [(c.name, fn) for c, fn in judge.invariants]
+        read = {r.name for c, _ in judge.invariants for r in refs(c.expr) if r.kind == "var"}
+        self.read = [(name, i) for i, name in enumerate(machine.var_names) if name in read]
+        """The variables the claims read: the memo's key is their values alone, so it holds no
+        state's whole valuation (an atomic search does not keep the states it walks through)."""
         self.memo: dict[tuple[Value, ...], tuple[str, ...]] = {}
 
     def broken(self, values: tuple[Value, ...]) -> tuple[str, ...]:
-        found = self.memo.get(values)
+        key = tuple(values[i] for _, i in self.read)
+        found = self.memo.get(key)
         if found is None:
             env: dict[str, Value] = dict(self.machine.params)
-            env.update(zip(self.machine.var_names, values, strict=True))
-            found = self.memo[values] = tuple(name for name, fn in self.claims if not fn(env))
+            env.update((name, values[i]) for name, i in self.read)
+            found = self.memo[key] = tuple(name for name, fn in self.claims if not fn(env))
         return found
 
     def breaks(self, values: tuple[Value, ...]) -> bool:

@@ -127,10 +127,11 @@ class _Search:
         self._label_rows: dict[str, list[int]] = {}
         self._select_keys = _select_keys(machine)
         self._select_memo: dict[tuple[object, ...], Transition] = {}
-        self._chain_memo: dict[State, tuple[State, int]] = {}
-        """Atomic: where the internal transitions after a host call lead, by the state the call left
-        (outcomes of calls from states that differ only in earlier facts often leave the same one):
-        the state to store and the tail (an index into `tails`)."""
+        self._call_chains: dict[tuple[str, tuple[Value, ...], bool], tuple[tuple[State, int], ...]] = {}
+        """Atomic, for a call that reads no earlier facts (`_pure_calls`), by the values before it:
+        per outcome, the stored state its internal transitions lead to and their tail (an index
+        into `tails`). States that differ only in earlier facts share it, and it holds the stored
+        state objects only, never one walked through."""
         self.tails: list[tuple[int, ...]] = [()]
         self._tail_ids: dict[tuple[int, ...], int] = {(): 0}
         self._chain_of: dict[tuple[int, int], int] = {}
@@ -325,19 +326,14 @@ class _Search:
         args_key = tuple(args.items())
         targets: dict[int, int] = {}
         walks = calls + 1 < self.max_calls and (self.horizon is None or calls + 1 < self.horizon)
-        memo, tails, index, dst, label = self._chain_memo, self.tails, self.index, self.dst, self.label
-        for k, after in enumerate(self._after_call(state, t)):
+        key = (t.id, state.values, walks) if t.id in self._pure_calls else None
+        found = self._call_chains.get(key) if key is not None else None
+        results = found or self._call_and_walk(state, t, calls + 1, walks)
+        stored: list[tuple[State, int]] = []
+        tails, index, dst, label = self.tails, self.index, self.dst, self.label
+        for k, (end, tail) in enumerate(results):
             first = row[k] if row[k] >= 0 else self._new_label(row, t, k, k)
             next_mon = self._monitor_step(mon, op, args, args_key, k) if mon else mon
-            found = memo.get(after) if walks else None
-            if found is None:
-                steps: list[int] = []
-                end, internal = self._walk(after, calls + 1, steps, 0, None)
-                found = (end, self._tail_id(tuple(steps)))
-                self.intermediate -= len(steps)  # counted below, as for a remembered walk
-                if walks and internal < CYCLE_CHECK:
-                    memo[after] = found
-            end, tail = found
             n = len(tails[tail])
             self.intermediate += n
             cid = first if tail == 0 else self._chain_after(first, tail)
@@ -345,12 +341,31 @@ class _Search:
             j = index.get(node)
             if j is None:
                 j = self._add(node, i, cid, calls + 1, depth + 1 + n, n)
-            elif j in targets:
+            stored.append((self.nodes[j][0], tail))  # the stored object: the memo holds no copy
+            if j in targets:
                 self.alternatives.setdefault(targets[j], []).append(cid)
                 continue
             targets[j] = len(dst)
             dst.append(j)
             label.append(cid)
+        if key is not None and found is None:
+            self._call_chains[key] = tuple(stored)
+
+    def _call_and_walk(self, state: State, t: Transition, calls: int, walks: bool) -> list[tuple[State, int]]:
+        """Per outcome of `t`'s host call, the state to store after it and the tail of internal
+        steps (an index into `tails`) that leads there."""
+        assert t.op is not None
+        out = []
+        for outcome in self.machine.outcomes(t.op):
+            after = self.machine.take_outcome(state, t, outcome)
+            if not walks:
+                out.append((after, 0))
+                continue
+            steps: list[int] = []
+            end, _ = self._walk(after, calls, steps, 0, None)
+            self.intermediate -= len(steps)  # counted by the caller, as for a remembered call
+            out.append((end, self._tail_id(tuple(steps))))
+        return out
 
     def _tail_id(self, tail: tuple[int, ...]) -> int:
         tid = self._tail_ids.get(tail)
