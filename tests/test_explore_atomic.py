@@ -5,9 +5,14 @@ the all-states nodes of the kinds atomic stores."""
 
 from __future__ import annotations
 
+import contextlib
+import io
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
+from turnbound.properties.cli.main import main
 from turnbound.properties.explore.explorer import Exploration, explore
 from turnbound.properties.explore.search import _Search
 from turnbound.reference.errors import RunError
@@ -164,3 +169,23 @@ expect = "violated"
     assert full.summary.states == atomic.summary.states + 1  # "dip" alone is not stored
     v = atomic.summary.violation("x_zero")
     assert v is not None and [s.transition for s in v.witness.path] == ["ask", "up"]
+
+
+def _explore_json(*args: str) -> dict[str, Any]:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(["explore", "tool-call-budget", "-p", "max_rounds=0..2", "--json", *args])
+    assert code == 0
+    data: dict[str, Any] = json.loads(out.getvalue())
+    return data
+
+
+def test_the_json_report_says_which_states_it_counts() -> None:
+    atomic, full = _explore_json(), _explore_json("--all-states")
+    assert (atomic["stored"], full["stored"]) == ("atomic", "all")
+    assert [r["stored"] for r in atomic["results"]] == ["atomic"] * 3
+    assert atomic["states"] < full["states"] and full["intermediate"] == 0 < atomic["intermediate"]
+    assert atomic["claims"] == full["claims"]
+    for a, f in zip(atomic["results"], full["results"], strict=True):
+        assert a["transitions_covered"].keys() == f["transitions_covered"].keys()
+        assert (a["terminals"], a["max"], a["claims"]) == (f["terminals"], f["max"], f["claims"])

@@ -13,6 +13,10 @@ witnessed like any node, as SPIN stops at a failed assertion inside a `d_step`).
 is then a chain: a host call's outcome followed by the internal transitions (which are
 deterministic) up to the next such state; paths expand it back into one `PathStep` per
 transition, so witnesses and replays are the same in both ways.
+
+Why this module is long: the two ways share one search loop, one node and edge store and
+one path expansion; splitting the atomic walk (its chains, call memo and loop detection)
+from the store it writes into would pass a dozen fields between two classes.
 """
 
 from __future__ import annotations
@@ -34,6 +38,9 @@ from turnbound.reference.types import Value
 CYCLE_CHECK = 64
 """An atomic edge longer than this many internal transitions is walked again remembering its
 states, to stop where one repeats (an internal loop, stored as a node so termination sees it)."""
+
+CHAIN_MEMO_LIMIT = 1 << 15
+"""At most this many walks remembered by the state they start from (see `_chain_memo`)."""
 
 DEFAULT_MAX_STATES = 500_000
 """Beyond this the graph is presumed infinite (a counter growing without a bound)."""
@@ -132,6 +139,10 @@ class _Search:
         per outcome, the stored state its internal transitions lead to and their tail (an index
         into `tails`). States that differ only in earlier facts share it, and it holds the stored
         state objects only, never one walked through."""
+        self._chain_memo: dict[State, tuple[State, int]] = {}
+        """Atomic: where the internal transitions from a state a host call left lead (outcomes of
+        calls from different states often leave the same one); emptied at CHAIN_MEMO_LIMIT, so
+        the states it holds stay few beside the stored ones."""
         self.tails: list[tuple[int, ...]] = [()]
         self._tail_ids: dict[tuple[int, ...], int] = {(): 0}
         self._chain_of: dict[tuple[int, int], int] = {}
@@ -356,15 +367,22 @@ class _Search:
         steps (an index into `tails`) that leads there."""
         assert t.op is not None
         out = []
+        memo = self._chain_memo
         for outcome in self.machine.outcomes(t.op):
             after = self.machine.take_outcome(state, t, outcome)
             if not walks:
                 out.append((after, 0))
                 continue
-            steps: list[int] = []
-            end, _ = self._walk(after, calls, steps, 0, None)
-            self.intermediate -= len(steps)  # counted by the caller, as for a remembered call
-            out.append((end, self._tail_id(tuple(steps))))
+            found = memo.get(after)
+            if found is None:
+                steps: list[int] = []
+                end, _ = self._walk(after, calls, steps, 0, None)
+                self.intermediate -= len(steps)  # counted by the caller, as for a remembered call
+                found = (end, self._tail_id(tuple(steps)))
+                if len(memo) >= CHAIN_MEMO_LIMIT:
+                    memo.clear()
+                memo[after] = found
+            out.append(found)
         return out
 
     def _tail_id(self, tail: tuple[int, ...]) -> int:
