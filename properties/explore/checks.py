@@ -10,8 +10,9 @@ witness that does not reproduce it is reported (`Violation.replay_problem`).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from operator import itemgetter
 
 from turnbound.properties.explore.replay import Replay, _run_error, replay
 from turnbound.properties.explore.results import (
@@ -102,10 +103,12 @@ class StateClaimMemo:
         self.read = [(name, i) for i, name in enumerate(machine.var_names) if name in read]
         """The variables the claims read: the memo's key is their values alone, so it holds no
         state's whole valuation (an atomic search does not keep the states it walks through)."""
-        self.memo: dict[tuple[Value, ...], tuple[str, ...]] = {}
+        slots = [i for _, i in self.read]
+        self.pick: Callable[[tuple[Value, ...]], object] = itemgetter(*slots) if slots else (lambda v: ())
+        self.memo: dict[object, tuple[str, ...]] = {}
 
     def broken(self, values: tuple[Value, ...]) -> tuple[str, ...]:
-        key = tuple(values[i] for _, i in self.read)
+        key = self.pick(values)
         found = self.memo.get(key)
         if found is None:
             env: dict[str, Value] = dict(self.machine.params)
