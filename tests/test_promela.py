@@ -57,7 +57,9 @@ ATOMIC = [
 
 
 @pytest.mark.parametrize(("name", "params"), ATOMIC, ids=["dsh-turn-guard", "tool-call-budget", "deeptutor"])
-def test_spin_on_the_atomic_export_stores_the_atomic_explorers_states(name: str, params: dict[str, int]) -> None:
+def test_spin_on_the_atomic_export_stores_the_atomic_explorers_states(
+    name: str, params: dict[str, int]
+) -> None:
     """`export_promela(atomic=True)` runs the internal transitions after each step inside its d_step,
     as the default explorer walks them inside one edge: both store the same states, fewer than all."""
     table = load_profile(name)
