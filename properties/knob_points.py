@@ -105,7 +105,7 @@ def curve(
     knob = table.parameters[0].name
     points = []
     for n in ns:
-        exploration = explore(table, {knob: n})
+        exploration = explore(table, {knob: n}, all_states=True)  # its graph: every state
         if not exploration.summary.complete:
             raise DefinitionError(f"{table.name}: {knob}={n}: the search did not finish, no exact maximum")
         params = exploration.params

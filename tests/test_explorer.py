@@ -264,10 +264,13 @@ def test_stuck_state_is_a_determinism_violation_that_replays(tiny_text: str) -> 
 
 
 def test_graph_matches_summary_and_documents_its_attributes(deeptutor: Table) -> None:
-    ex = explore(deeptutor, {})
+    ex = explore(deeptutor, {}, all_states=True)
     g = ex.graph
     s = ex.summary
     assert (g.number_of_nodes(), g.number_of_edges()) == (s.states, s.edges)
+    atomic = explore(deeptutor, {})  # stores fewer states; its graph still has every state
+    assert atomic.summary.states < s.states
+    assert (atomic.graph.number_of_nodes(), atomic.graph.number_of_edges()) == (s.states, s.edges)
     assert g.nodes[0]["depth"] == 0 and g.nodes[0]["location"] == deeptutor.initial
     terminals: dict[str, int] = {}
     for _, d in g.nodes(data=True):

@@ -158,7 +158,7 @@ def test_state_graph_has_the_explorers_states_and_edges(
 ) -> None:
     out = tmp_path / "states.dot"
     report = graph([str(tiny_path), "--states", "-p", "budget=2", "--out", str(out)], capsys)
-    x = explore(load_table(tiny_path), {"budget": 2})
+    x = explore(load_table(tiny_path), {"budget": 2}, all_states=True)  # the graph has every state
     nodes, edges = parse_dot(out.read_text())
     assert len(nodes) == report["nodes"] == x.summary.states == x.graph.number_of_nodes()
     assert len(edges) == report["edges"] == x.summary.edges == x.graph.number_of_edges()

@@ -378,7 +378,7 @@ def test_spin_finds_a_broken_step_claim_and_stores_the_explorers_states(table: T
     plain = load_table_text(BASE, "pasttime.toml")
     result = run_spin(export_promela(plain, {"budget": 2}))
     assert result.errors == 0, result.output
-    assert result.states == explore(plain, {"budget": 2}).summary.states
+    assert result.states == explore(plain, {"budget": 2}, all_states=True).summary.states
     broken = run_spin(export_promela(table, {"budget": 2}, claim="boom_grows"))
     assert broken.errors == 1
     assert "v_boom_grows" in broken.output

@@ -1,5 +1,6 @@
 """`turnbound export promela`: SPIN, searching the exported model, stores exactly the states
-the explorer stores, agrees on every claim, and finds the counterexample of a false one."""
+the explorer stores with every state stored (`all_states=True`: the export has one d_step per
+transition), agrees on every claim, and finds the counterexample of a false one."""
 
 from __future__ import annotations
 
@@ -34,8 +35,8 @@ LARGER = [
 
 def _same_states(name: str, params: dict[str, int]) -> None:
     table = load_profile(name)
-    summary = explore(table, params).summary
-    assert summary.complete and summary.ok
+    summary = explore(table, params, all_states=True).summary  # one d_step per transition
+    assert summary.complete and summary.ok and summary.stored == "all"
     result = run_spin(export_promela(table, params))
     assert result.errors == 0, result.output
     assert result.states == summary.states
@@ -44,6 +45,29 @@ def _same_states(name: str, params: dict[str, int]) -> None:
 @pytest.mark.parametrize(("name", "params"), SMALL, ids=[n for n, _ in SMALL])
 def test_spin_stores_the_explorers_states(name: str, params: dict[str, int]) -> None:
     _same_states(name, params)
+
+
+ATOMIC = [
+    ("dsh-turn-guard", {"maxSteps": 3, "gracefulSteps": 2, "maxFires": 1}),
+    ("tool-call-budget", {"max_rounds": 2}),
+    pytest.param(  # its internal chains, copied into every d_step, take gcc minutes
+        "deeptutor-scheduler", {"explorationBudget": 1, "settlementBudget": 1}, marks=pytest.mark.slow
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "params"), ATOMIC, ids=["dsh-turn-guard", "tool-call-budget", "deeptutor"])
+def test_spin_on_the_atomic_export_stores_the_atomic_explorers_states(
+    name: str, params: dict[str, int]
+) -> None:
+    """`export_promela(atomic=True)` runs the internal transitions after each step inside its d_step,
+    as the default explorer walks them inside one edge: both store the same states, fewer than all."""
+    table = load_profile(name)
+    atomic = explore(table, params).summary
+    assert atomic.complete and atomic.ok and atomic.stored == "atomic"
+    result = run_spin(export_promela(table, params, atomic=True))
+    assert result.errors == 0, result.output
+    assert result.states == atomic.states < explore(table, params, all_states=True).summary.states
 
 
 @pytest.mark.slow

@@ -28,7 +28,8 @@ def _print(r: ProfileCheck) -> None:
         unexpected = [c.name for c in r.claims if c.unexpected]
         verdict = "every claim as expected" if not unexpected else f"UNEXPECTED: {', '.join(unexpected)}"
         console.print(
-            f"  explore  {r.configurations} configurations, {r.states:,} states, "
+            f"  explore  {r.configurations} configurations, {r.states:,} states (atomic: host-call points "
+            "and terminals), "
             f"{r.edges:,} edges: {verdict}",
             markup=False,
         )

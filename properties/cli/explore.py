@@ -41,6 +41,12 @@ from turnbound.reference.profiles import load_profile
     show_default=True,
     help="Per configuration; beyond it the graph is presumed infinite.",
 )
+@click.option(
+    "--all-states",
+    is_flag=True,
+    help="Store every state, not only the initial state, terminals, host-call points and leaves "
+    "(SPIN's atomic steps, the default); verdicts are the same, the state counts larger.",
+)
 @json_option
 def explore_cmd(
     profile: str,
@@ -49,6 +55,7 @@ def explore_cmd(
     graphml: Path | None,
     jobs: int,
     max_states: int,
+    all_states: bool,
     as_json: bool,
 ) -> None:
     """Explore every reachable state of PROFILE (a bundled name or a .toml path).
@@ -68,7 +75,9 @@ def explore_cmd(
     started = time.perf_counter()
     files: dict[str, str] = {}
     if len(configs) == 1:
-        exploration = explore(table, configs[0], max_states=max_states, exits=True)
+        # the graph files have every state: searching so once, not atomically and then again
+        every = all_states or bool(dot or graphml)
+        exploration = explore(table, configs[0], max_states=max_states, exits=True, all_states=every)
         summaries = [exploration.summary]
         if dot:
             write_dot(exploration, dot)
@@ -77,7 +86,7 @@ def explore_cmd(
             write_graphml(exploration, graphml)
             files["graphml"] = str(graphml)
     else:
-        summaries = explore_all(table, configs, jobs=jobs, max_states=max_states)
+        summaries = explore_all(table, configs, jobs=jobs, max_states=max_states, all_states=all_states)
     seconds = time.perf_counter() - started
     tallies = tally(summaries)
     ok = all(s.ok for s in summaries)
@@ -88,5 +97,6 @@ def explore_cmd(
         states = sum(s.states for s in summaries)
         rate = f" ({states / seconds:,.0f} states/s)" if seconds > 0 else ""
         done = count_text(len(summaries), "configuration")
-        sys.stderr.write(f"explored {done}, {states:,} states in {seconds:.2f} s{rate}\n")
+        counted = summaries[0].counted if summaries else "states"
+        sys.stderr.write(f"explored {done}, {states:,} {counted} in {seconds:.2f} s{rate}\n")
     finish(ok)

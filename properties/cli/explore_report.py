@@ -63,6 +63,8 @@ def exploration_json(
         "configurations": len(configs),
         "parameters": _axes(table, configs),
         "states": sum(s.states for s in summaries),
+        "stored": summaries[0].stored if summaries else "atomic",
+        "intermediate": sum(s.intermediate for s in summaries),
         "edges": sum(s.edges for s in summaries),
         "claims": [_tally_json(t) for t in tallies],
         "results": [s.to_json() for s in summaries],
@@ -123,13 +125,14 @@ def _print_header(table: Table, configs: Sequence[dict[str, int]], summaries: Se
     states = sum(s.states for s in summaries)
     edges = sum(s.edges for s in summaries)
     console.print(f"{table.name}: {len(configs)} configurations ({axes})", markup=False)
-    console.print(f"{states:,} states and {edges:,} edges in all", markup=False)
+    counted = summaries[0].counted if summaries else "states"
+    console.print(f"{states:,} {counted} and {edges:,} edges in all", markup=False)
 
 
 def _print_single(s: Summary) -> None:
     terminals = ", ".join(f"{k} {v}" for k, v in s.terminals.items())
     console.print(
-        f"{s.states:,} states, {s.edges:,} edges; terminal states: {terminals or 'none'}", markup=False
+        f"{s.states:,} {s.counted}, {s.edges:,} edges; terminal states: {terminals or 'none'}", markup=False
     )
     worst = ", ".join(f"{k}={v}" for k, v in s.max.items())
     console.print(f"worst case at a terminal: {worst or 'no terminal reached'}", markup=False)
@@ -186,6 +189,8 @@ def _print_rows(table: Table, summaries: Sequence[Summary]) -> None:
         "(= tight, < slack, > broken); other counters: their worst case",
         markup=False,
     )
+    if summaries:
+        console.print(f"states column: {summaries[0].counted}", markup=False)
 
 
 def _print_tallies(summaries: Sequence[Summary], tallies: Sequence[ClaimTally]) -> None:
@@ -193,7 +198,8 @@ def _print_tallies(summaries: Sequence[Summary], tallies: Sequence[ClaimTally]) 
         lo = min(s.states for s in summaries)
         hi = max(s.states for s in summaries)
         console.print(
-            f"states per configuration: {lo:,}..{hi:,} (rows omitted; --json has them)", markup=False
+            f"{summaries[0].counted} per configuration: {lo:,}..{hi:,} (rows omitted; --json has them)",
+            markup=False,
         )
     grid = RichTable("claim", "kind", "verdict", "tight", "claim text", box=None, pad_edge=False)
     for t in tallies:

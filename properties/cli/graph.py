@@ -75,7 +75,7 @@ def graph_cmd(
         raise GraphvizMissing(str(out))
     exploration: Exploration | None = None
     if states:
-        exploration = explore(table, params, max_states=max_states + 1)
+        exploration = explore(table, params, max_states=max_states + 1, all_states=True)
         n = exploration.summary.states
         if n > max_states or not exploration.summary.complete:
             usage_error(
@@ -87,7 +87,7 @@ def graph_cmd(
         picture = control_flow(table)
     violation: Violation | None = None
     if claim is not None:
-        exploration = exploration or explore(table, params)
+        exploration = exploration or explore(table, params, all_states=True)
         violation = _violation(table, exploration, claim, params)
         picture = _highlighted(picture, table, exploration, violation, states)
     write(picture, out)

@@ -120,7 +120,7 @@ def _assignments(table: Table) -> Iterator[dict[str, int]]:
 
 def _cover(gen: Generation, params: dict[str, int]) -> None:
     table = gen.table
-    exploration = explore(table, params)
+    exploration = explore(table, params, all_states=True)  # its graph: every state
     g = exploration.graph
     edges = _Edges(g, Machine(table, params))
     to_end = _paths_to_terminals(g)

@@ -10,8 +10,9 @@ witness that does not reproduce it is reported (`Violation.replay_problem`).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from operator import itemgetter
 
 from turnbound.properties.explore.replay import Replay, _run_error, replay
 from turnbound.properties.explore.results import (
@@ -90,14 +91,51 @@ def _fmt(value: Value) -> str:
     return ("true" if value else "false") if isinstance(value, bool) else str(value)
 
 
+class StateClaimMemo:
+    """The invariants and lemmas each variable valuation breaks, computed once per valuation and
+    shared by the atomic search (which stores a state that breaks one) and the checker."""
+
+    def __init__(self, table: Table, machine: Machine) -> None:
+        self.machine = machine
+        judge = Judge(table)
+        self.claims = [(c.name, fn) for c, fn in judge.invariants]
+        read = {r.name for c, _ in judge.invariants for r in refs(c.expr) if r.kind == "var"}
+        self.read = [(name, i) for i, name in enumerate(machine.var_names) if name in read]
+        """The variables the claims read: the memo's key is their values alone, so it holds no
+        state's whole valuation (an atomic search does not keep the states it walks through)."""
+        slots = [i for _, i in self.read]
+        self.pick: Callable[[tuple[Value, ...]], object] = itemgetter(*slots) if slots else (lambda v: ())
+        self.memo: dict[object, tuple[str, ...]] = {}
+
+    def broken(self, values: tuple[Value, ...]) -> tuple[str, ...]:
+        key = self.pick(values)
+        found = self.memo.get(key)
+        if found is None:
+            env: dict[str, Value] = dict(self.machine.params)
+            env.update((name, values[i]) for name, i in self.read)
+            found = self.memo[key] = tuple(name for name, fn in self.claims if not fn(env))
+        return found
+
+    def breaks(self, values: tuple[Value, ...]) -> bool:
+        return bool(self.broken(values))
+
+
 # -- the checker ----------------------------------------------------------------
 
 
 class _Checker:
     """Evaluates every claim over a finished search and builds the replayed witnesses."""
 
-    def __init__(self, table: Table, machine: Machine, monitors: Monitors, search: _Search) -> None:
+    def __init__(
+        self,
+        table: Table,
+        machine: Machine,
+        monitors: Monitors,
+        search: _Search,
+        claim_memo: StateClaimMemo | None = None,
+    ) -> None:
         self.table = table
+        self.claim_memo = claim_memo or StateClaimMemo(table, machine)
         self.machine = machine
         self.monitors = monitors
         self.search = search
@@ -116,19 +154,11 @@ class _Checker:
     def check(self) -> None:
         search, machine = self.search, self.machine
         env_memo: dict[tuple[Value, ...], dict[str, Value]] = {}
-        inv_memo: dict[tuple[Value, ...], tuple[str, ...]] = {}
+        invariants = self.claim_memo.broken
         mon_memo: dict[MonitorState, tuple[str, ...]] = {}
         counters = [(n, machine.var_names.index(n)) for n in self.table.counters]
         for i, (state, mon) in enumerate(search.nodes):
-            env = env_memo.get(state.values)
-            if env is None:
-                env = dict(machine.params)
-                env.update(zip(machine.var_names, state.values, strict=True))
-                env_memo[state.values] = env
-            broken = inv_memo.get(state.values)
-            if broken is None:
-                broken = tuple(c.claim.name for c in self.state_claims if not c.check(env))
-                inv_memo[state.values] = broken
+            broken = invariants(state.values)
             if mon:
                 bad = mon_memo.get(mon)
                 if bad is None:
@@ -136,6 +166,11 @@ class _Checker:
                     mon_memo[mon] = bad
                 broken += bad
             if self.judge.judges_bounds(state.location):
+                env = env_memo.get(state.values)
+                if env is None:
+                    env = dict(machine.params)
+                    env.update(zip(machine.var_names, state.values, strict=True))
+                    env_memo[state.values] = env
                 broken += self._terminal(i, state, env, counters)
             if broken:
                 self.broken[i] = broken
@@ -198,6 +233,8 @@ class _Checker:
             params=dict(self.machine.params),
             states=len(search.nodes),
             edges=len(search.dst),
+            stored="all" if search.all_states else "atomic",
+            intermediate=search.intermediate,
             terminals={name: self.terminals[name] for name in table.terminals if name in self.terminals},
             max={name: self.max[name] for name in table.counters if name in self.max},
             claims=tuple(claims),
@@ -293,7 +330,9 @@ class _Checker:
         if cyclic:
             start, loop = search.lasso(cyclic)
             prefix = search.path_to(start)
-            path = prefix + [search.step_of(search.edge_label(a, b)) for a, b in itertools.pairwise(loop)]
+            path = prefix + [
+                s for a, b in itertools.pairwise(loop) for s in search.steps_of(search.edge_label(a, b))
+            ]
             w, r = self._witness(path, len(prefix))
             problem = self._replay_problem(path, r)
             if problem is None and r.visited[len(prefix)] != r.visited[-1]:

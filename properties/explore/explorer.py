@@ -32,8 +32,19 @@ claim's `expect` makes the exploration fail (`Summary.ok`). Termination has no
 `expect` in the table language: it is expected to hold, except that a table which
 declares `step_horizon` says its turn may be unbounded, so either verdict is accepted.
 
+Stored states (`Summary.stored`): by default the search takes SPIN's atomic steps: it
+stores the initial state, terminals, the states that call the host, leaves (step
+horizon, limits, run errors) and states that break an invariant or lemma, and walks
+through the internal transitions between them without storing them (`search`). Every
+verdict, witness and the covered transitions are the same as with `all_states=True`,
+which stores every state; `Summary.states` counts what was stored.
+
 Graph (`Exploration.graph`, a `networkx.DiGraph`; node keys are BFS indices, 0 is the
-initial state, indices grow with distance from it):
+initial state, indices grow with distance from it). The graph has every state, one edge
+per transition, whichever way the exploration stored: an atomic exploration searches
+again with every state stored on first use of `graph`, `path_to`, `steps` or `witness`
+(whose node numbers are the graph's), so a caller that wants the graph passes
+`all_states=True` to search once.
 
 - node attributes: `location` (str), `terminal` (bool), `values` (dict variable ->
   value), `facts` (dict fact -> value, the last host outcome readable here),
@@ -54,7 +65,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 import networkx as nx
-from turnbound.properties.explore.checks import _Checker, bound_sides, describe_property
+from turnbound.properties.explore.checks import StateClaimMemo, _Checker, bound_sides, describe_property
 from turnbound.properties.explore.replay import Replay, path_script, replay
 from turnbound.properties.explore.results import (
     DETERMINISTIC,
@@ -70,6 +81,7 @@ from turnbound.properties.explore.search import DEFAULT_MAX_STATES, _Search
 from turnbound.properties.explore.to_graph import _to_graph, describe_outcome
 from turnbound.reference.arguments import require_count, require_params, require_table
 from turnbound.reference.cases import Case
+from turnbound.reference.errors import DefinitionError
 from turnbound.reference.expr_compile import compile_expr
 from turnbound.reference.machine import Machine, check_params
 from turnbound.reference.monitors import Monitors
@@ -89,6 +101,7 @@ class Exploration:
     _bound_nodes: dict[str, list[int]] = field(repr=False)
     _broken: dict[int, tuple[str, ...]] = field(repr=False)
     _graph: nx.DiGraph | None = field(default=None, repr=False)
+    _full: tuple[_Search, dict[int, tuple[str, ...]]] | None = field(default=None, repr=False)
 
     @property
     def violations(self) -> tuple[Violation, ...]:
@@ -104,14 +117,29 @@ class Exploration:
 
     @property
     def graph(self) -> nx.DiGraph:
-        """The reachable graph (attributes in the module docstring), built on first use."""
+        """The reachable graph with every state (attributes in the module docstring), built on first use."""
         if self._graph is None:
-            self._graph = _to_graph(self._search, self.summary, self._broken)
+            search, broken = self._every_state()
+            self._graph = _to_graph(search, self.summary, broken)
         return self._graph
+
+    def _every_state(self) -> tuple[_Search, dict[int, tuple[str, ...]]]:
+        """The search with every state stored, and the claims each node breaks: this exploration's
+        own, or (atomic) a second search made once."""
+        if self._search.all_states:
+            return self._search, self._broken
+        if self._full is None:
+            old = self._search
+            search = _Search(old.machine, old.monitors, old.max_states, all_states=True)
+            search.run()
+            checker = _Checker(self.table, old.machine, old.monitors, search)
+            checker.check()
+            self._full = (search, checker.broken)
+        return self._full
 
     def path_to(self, node: int) -> list[PathStep]:
         """The shortest path from the initial state to a node of `graph`."""
-        return self._search.path_to(node)
+        return self._every_state()[0].path_to(node)
 
     def steps(self, nodes: Iterable[int]) -> list[PathStep]:
         """The edges along a walk through `graph` (e.g. `nx.shortest_path(graph, 0, n)`).
@@ -119,17 +147,20 @@ class Exploration:
         A walk that starts at node 0 replays with `replay(table, params, steps)`.
         """
         walk = list(nodes)
+        search = self._every_state()[0]
         out = []
         for a, b in itertools.pairwise(walk):
             try:
-                out.append(self._search.step_of(self._search.edge_label(a, b)))
+                out.extend(search.steps_of(search.edge_label(a, b)))
             except (KeyError, IndexError):
                 raise ValueError(f"no edge from node {a} to node {b}") from None
         return out
 
     def witness(self, node: int) -> Witness:
-        """The shortest path to a node, as a host script replayed on the interpreter."""
-        path = self.path_to(node)
+        """The shortest path to a node of `graph`, as a host script replayed on the interpreter."""
+        return self._witness(self.path_to(node))
+
+    def _witness(self, path: list[PathStep]) -> Witness:
         r = replay(self._search.machine, None, path)
         return Witness(tuple(path), r.script, r.trace, probe_line(self.table, r.trace))
 
@@ -145,7 +176,7 @@ class Exploration:
             if key in seen:  # same report environment, same probe line
                 continue
             seen.add(key)
-            w = self.witness(i)
+            w = self._witness(search.path_to(i))
             if w.line not in lines:
                 case = next((c.name for c in cases if _reproduces(c, w)), None)
                 lines[w.line] = Exit(w.line, case, w, self._exit_problem(claim, w))
@@ -177,9 +208,10 @@ def _reproduces(case: Case, w: Witness) -> bool:
 def _op_counts(search: _Search, i: int) -> dict[str, int]:
     counts: dict[str, int] = {}
     while search.parent[i] >= 0:
-        t, k = search.labels[search.parent_label[i]]
-        if k >= 0 and t.op is not None:
-            counts[t.op] = counts.get(t.op, 0) + 1
+        for lid in search.chains[search.parent_label[i]]:
+            t, k = search.labels[lid]
+            if k >= 0 and t.op is not None:
+                counts[t.op] = counts.get(t.op, 0) + 1
         i = search.parent[i]
     return counts
 
@@ -190,20 +222,27 @@ def explore(
     *,
     max_states: int = DEFAULT_MAX_STATES,
     exits: bool = False,
+    all_states: bool = False,
 ) -> Exploration:
     """Search every reachable state at these parameter values (defaults for the rest).
 
     `exits=True` also lists, for each refuted bound, one witness per distinct probe line.
+    `all_states=True` stores every state, not only the atomic ones (module docstring);
+    `max_states` limits the states stored.
     """
     require_table(table, "explore")
     require_params(params, "explore")
     require_count(max_states, "explore", "max_states")
+    if not isinstance(all_states, bool):
+        raise DefinitionError(f"explore: all_states must be true or false, not {all_states!r}")
     started = time.perf_counter()
     machine = Machine(table, params, memo=True)  # the same few update inputs in many states
     monitors = Monitors(table)
-    search = _Search(machine, monitors, max_states)
+    claim_memo = StateClaimMemo(table, machine)
+    breaks = None if all_states or not claim_memo.claims else claim_memo.breaks
+    search = _Search(machine, monitors, max_states, all_states=all_states, breaks=breaks)
     search.run()
-    checker = _Checker(table, machine, monitors, search)
+    checker = _Checker(table, machine, monitors, search, claim_memo)
     checker.check()
     summary = checker.summary(time.perf_counter() - started)
     exploration = Exploration(

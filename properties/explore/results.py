@@ -13,6 +13,9 @@ from typing import Any, Literal
 from turnbound.reference.outcomes import Outcome
 from turnbound.reference.trace import Trace
 
+Stored = Literal["atomic", "all"]
+"""Which states an exploration stores: `atomic` (the initial state, terminals, host-call
+points, leaves and states that break an invariant) or `all` (every state)."""
 Verdict = Literal["holds", "violated", "unknown"]
 Expect = Literal["holds", "violated", "either"]
 ClaimKind = Literal["invariant", "lemma", "bound", "trace_property", "termination", "determinism"]
@@ -134,13 +137,14 @@ class Summary:
     profile: str
     params: dict[str, int]
     states: int
+    """The states stored, as `stored` says: host-call points and terminals (atomic) or all."""
     edges: int
     terminals: dict[str, int]
     max: dict[str, int]
     claims: tuple[ClaimResult, ...]
     violations: tuple[Violation, ...]
     covered: dict[str, int]
-    """Transition id -> edges labelled with it (every internal transition has its own edge)."""
+    """Transition id -> edges taking it (atomic: an edge counts once per step it takes it)."""
     uncovered: tuple[str, ...]
     complete: bool
     """False when a limit stopped the search: a claim not refuted is then `unknown` (not decided)."""
@@ -149,6 +153,16 @@ class Summary:
     """The limit that stopped the search, by name (`max_states=500000`, `INT_LIMIT`)."""
     terminal_max: dict[str, dict[str, int]] = field(default_factory=dict, compare=False)
     """Per terminal, each counter's largest value there: which exits the longest runs take."""
+    stored: Stored = "all"
+    intermediate: int = 0
+    """Atomic: states walked through inside edges, not stored (one inside two edges counts twice)."""
+
+    @property
+    def counted(self) -> str:
+        """What `states` counts, in words."""
+        return (
+            "states (atomic: host-call points and terminals)" if self.stored == "atomic" else "states (all)"
+        )
 
     @property
     def ok(self) -> bool:
@@ -173,6 +187,8 @@ class Summary:
         return {
             "params": dict(self.params),
             "states": self.states,
+            "stored": self.stored,
+            "intermediate": self.intermediate,
             "edges": self.edges,
             "terminals": dict(self.terminals),
             "max": dict(self.max),

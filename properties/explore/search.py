@@ -1,9 +1,22 @@
 """The explorer's breadth-first search over the reference `Machine`.
 
 Nodes are the interpreter's `State` paired with the monitor state; edges are stored
-compactly (node i's edges are contiguous), each labelled with a transition and, for a
-host call, the outcome. The search only builds the graph; `checks` judges the claims
-on it and `replay` turns its paths into host scripts.
+compactly (node i's edges are contiguous). The search only builds the graph; `checks`
+judges the claims on it and `replay` turns its paths into host scripts.
+
+Two ways to store (SPIN's atomic steps, issue 14): with every state (`all_states=True`)
+each edge is one transition and, for a host call, its outcome. By default (atomic) a
+node is a state the host sees: the initial state, a terminal, a state whose selected
+transition calls the host, or one where the search stops (the step horizon, a limit, a
+run error), plus a state that breaks an invariant or lemma (stored so it is judged and
+witnessed like any node, as SPIN stops at a failed assertion inside a `d_step`). An edge
+is then a chain: a host call's outcome followed by the internal transitions (which are
+deterministic) up to the next such state; paths expand it back into one `PathStep` per
+transition, so witnesses and replays are the same in both ways.
+
+Why this module is long: the two ways share one search loop, one node and edge store and
+one path expansion; splitting the atomic walk (its chains, call memo and loop detection)
+from the store it writes into would pass a dozen fields between two classes.
 """
 
 from __future__ import annotations
@@ -21,6 +34,13 @@ from turnbound.reference.monitors import Monitors, MonitorState
 from turnbound.reference.stepping import MAX_INTERNAL, step_limit
 from turnbound.reference.table import Table, Transition
 from turnbound.reference.types import Value
+
+CYCLE_CHECK = 64
+"""An atomic edge longer than this many internal transitions is walked again remembering its
+states, to stop where one repeats (an internal loop, stored as a node so termination sees it)."""
+
+CHAIN_MEMO_LIMIT = 1 << 15
+"""At most this many walks remembered by the state they start from (see `_chain_memo`)."""
 
 DEFAULT_MAX_STATES = 500_000
 """Beyond this the graph is presumed infinite (a counter growing without a bound)."""
@@ -60,8 +80,19 @@ def _select_keys(machine: Machine) -> dict[str, tuple[Callable[[tuple[Value, ...
 class _Search:
     """Breadth-first search with edges stored compactly: node i's edges are contiguous."""
 
-    def __init__(self, machine: Machine, monitors: Monitors, max_states: int) -> None:
+    def __init__(
+        self,
+        machine: Machine,
+        monitors: Monitors,
+        max_states: int,
+        *,
+        all_states: bool = True,
+        breaks: Callable[[tuple[Value, ...]], bool] | None = None,
+    ) -> None:
         self.machine = machine
+        self.all_states = all_states
+        self.breaks = breaks
+        """Atomic: whether variable values break a state claim (such a state is stored)."""
         self.monitors = monitors
         self.max_states = max_states
         self.horizon = machine.table.step_horizon
@@ -79,8 +110,16 @@ class _Search:
         self.first_edge: list[int] = []
         self.dst: list[int] = []
         self.label: list[int] = []
+        """Per edge, its chain: an index into `chains`."""
         self.labels: list[tuple[Transition, int]] = []  # (transition, outcome index or -1)
         self._label_ids: dict[tuple[str, int], int] = {}
+        self.chains: list[tuple[int, ...]] = []
+        """Each edge label as its steps (indices into `labels`); one step with every state stored,
+        where chain i is step i."""
+        self._chain_ids: dict[tuple[int, ...], int] = {}
+        self.intermediate = 0
+        """Atomic: the states walked through inside edges and not stored (a state inside two
+        edges counts twice); 0 with every state stored."""
         self.alternatives: dict[int, list[int]] = {}  # edge -> further labels leading to the same node
         self.coverage: dict[str, int] = {}
         self.horizon_leaves: list[int] = []
@@ -95,6 +134,18 @@ class _Search:
         self._label_rows: dict[str, list[int]] = {}
         self._select_keys = _select_keys(machine)
         self._select_memo: dict[tuple[object, ...], Transition] = {}
+        self._call_chains: dict[tuple[str, tuple[Value, ...], bool], tuple[tuple[State, int], ...]] = {}
+        """Atomic, for a call that reads no earlier facts (`_pure_calls`), by the values before it:
+        per outcome, the stored state its internal transitions lead to and their tail (an index
+        into `tails`). States that differ only in earlier facts share it, and it holds the stored
+        state objects only, never one walked through."""
+        self._chain_memo: dict[State, tuple[State, int]] = {}
+        """Atomic: where the internal transitions from a state a host call left lead (outcomes of
+        calls from different states often leave the same one); emptied at CHAIN_MEMO_LIMIT, so
+        the states it holds stay few beside the stored ones."""
+        self.tails: list[tuple[int, ...]] = [()]
+        self._tail_ids: dict[tuple[int, ...], int] = {(): 0}
+        self._chain_of: dict[tuple[int, int], int] = {}
 
     def _label_id(self, t: Transition, outcome: int) -> int:
         key = (t.id, outcome)
@@ -105,8 +156,15 @@ class _Search:
             self.labels.append((t, outcome))
         return lid
 
-    def _add(self, node: Node, parent: int, label: int, calls: int, depth: int) -> int:
-        """A node not seen before: its index, with its shortest path's last step."""
+    def _chain_id(self, steps: tuple[int, ...]) -> int:
+        cid = self._chain_ids.get(steps)
+        if cid is None:
+            cid = self._chain_ids[steps] = len(self.chains)
+            self.chains.append(steps)
+        return cid
+
+    def _add(self, node: Node, parent: int, label: int, calls: int, depth: int, internal: int) -> int:
+        """A node not seen before: its index, with its shortest path's last edge."""
         i = len(self.nodes)
         self.index[node] = i
         self.nodes.append(node)
@@ -114,7 +172,7 @@ class _Search:
         self.parent_label.append(label)
         self.calls.append(calls)
         self.depth.append(depth)
-        self.internal.append(self.internal[parent] + 1 if calls == self.calls[parent] and parent >= 0 else 0)
+        self.internal.append(internal)
         return i
 
     def _monitor_step(
@@ -135,7 +193,7 @@ class _Search:
     def run(self) -> None:
         machine = self.machine
         terminals = machine.table.terminals
-        self._add((machine.initial(), self.monitors.initial()), -1, -1, 0, 0)
+        self._add((machine.initial(), self.monitors.initial()), -1, -1, 0, 0, 0)
         queue_pos = 0
         while queue_pos < len(self.nodes):
             i = queue_pos
@@ -154,20 +212,30 @@ class _Search:
                 self.complete, self.limit = False, f"DEFAULT_MAX_STEPS={self.max_calls} host calls"
                 continue
             if self.internal[i] > MAX_INTERNAL:
-                raise Livelock(state.location, self.internal[i], [self.labels[self.parent_label[i]][0].id])
+                raise Livelock(state.location, self.internal[i], [self._last_transition(i)])
             try:
-                self._expand(i, state, mon)
+                if self.all_states:
+                    self._expand(i, state, mon)
+                else:
+                    self._expand_atomic(i, state, mon)
             except LimitReached as exc:
                 self.complete, self.limit = False, self.limit or exc.limit
                 continue
         self.first_edge.append(len(self.dst))
         self._count_coverage()
 
+    def _last_transition(self, i: int) -> str:
+        return self.labels[self.chains[self.parent_label[i]][-1]][0].id
+
     def _count_coverage(self) -> None:
-        """Edges per transition, an outcome that joins another's edge included."""
-        per_label = Counter(self.label)
+        """Edges per transition (atomic: steps of edges), an outcome that joins another's edge included."""
+        per_chain = Counter(self.label)
         for alts in self.alternatives.values():
-            per_label.update(alts)
+            per_chain.update(alts)
+        per_label: Counter[int] = Counter()
+        for cid, n in per_chain.items():
+            for lid in self.chains[cid]:
+                per_label[lid] += n
         for lid in sorted(per_label):
             tid = self.labels[lid][0].id
             self.coverage[tid] = self.coverage.get(tid, 0) + per_label[lid]
@@ -202,7 +270,7 @@ class _Search:
             node = (machine.take_internal(state, t), mon)
             j = index.get(node)
             if j is None:
-                j = self._add(node, i, lid, calls, depth)
+                j = self._add(node, i, lid, calls, depth, self.internal[i] + 1)
             dst.append(j)
             label.append(lid)
             return
@@ -215,7 +283,7 @@ class _Search:
             node = (after, self._monitor_step(mon, op, args, args_key, k) if mon else mon)
             j = index.get(node)
             if j is None:
-                j = self._add(node, i, lid, calls + 1, depth)
+                j = self._add(node, i, lid, calls + 1, depth, 0)
             elif j in targets:
                 self.alternatives.setdefault(targets[j], []).append(lid)
                 continue
@@ -224,8 +292,175 @@ class _Search:
             label.append(lid)
 
     def _new_label(self, row: list[int], t: Transition, slot: int, outcome: int) -> int:
-        row[slot] = lid = self._label_id(t, outcome)
-        return lid
+        """The one-step chain of `t` (and outcome), cached in its row: a chain id, which with
+        every state stored is the step's own label id."""
+        row[slot] = cid = self._chain_id((self._label_id(t, outcome),))
+        return cid
+
+    def _select(self, state: State) -> Transition:
+        """The machine's selected transition, memoized by what the location's guards read."""
+        location, values, facts = state
+        pick, reads_facts = self._select_keys[location]
+        key = (location, pick(values), facts if reads_facts else None)
+        t = self._select_memo.get(key)
+        if t is None:
+            t = self._select_memo[key] = self.machine.select(state)
+        return t
+
+    def _expand_atomic(self, i: int, state: State, mon: MonitorState) -> None:
+        """Add node i's atomic edges: its step (each outcome of a host call), then the internal
+        transitions up to the next state to store."""
+        try:
+            t = self._select(state)
+        except LimitReached:
+            raise
+        except RunError as exc:
+            self.run_errors[i] = exc
+            return
+        calls, depth = self.calls[i], self.depth[i]
+        row = self._label_rows.get(t.id) or self._label_row(t)
+        if t.op is None:
+            first = row[0] if row[0] >= 0 else self._new_label(row, t, 0, -1)
+            chain = [self.chains[first][0]]
+            after, internal = self._walk(
+                self.machine.take_internal(state, t), calls, chain, self.internal[i] + 1, state
+            )
+            cid = self._chain_id(tuple(chain))
+            j = self.index.get((after, mon))
+            if j is None:
+                j = self._add((after, mon), i, cid, calls, depth + len(chain), internal)
+            self.dst.append(j)
+            self.label.append(cid)
+            return
+        op = t.op
+        args = self.machine.args(state, t) if mon else {}
+        args_key = tuple(args.items())
+        targets: dict[int, int] = {}
+        walks = calls + 1 < self.max_calls and (self.horizon is None or calls + 1 < self.horizon)
+        key = (t.id, state.values, walks) if t.id in self._pure_calls else None
+        found = self._call_chains.get(key) if key is not None else None
+        results = found or self._call_and_walk(state, t, calls + 1, walks)
+        stored: list[tuple[State, int]] = []
+        tails, index, dst, label = self.tails, self.index, self.dst, self.label
+        for k, (end, tail) in enumerate(results):
+            first = row[k] if row[k] >= 0 else self._new_label(row, t, k, k)
+            next_mon = self._monitor_step(mon, op, args, args_key, k) if mon else mon
+            n = len(tails[tail])
+            self.intermediate += n
+            cid = first if tail == 0 else self._chain_after(first, tail)
+            node = (end, next_mon)
+            j = index.get(node)
+            if j is None:
+                j = self._add(node, i, cid, calls + 1, depth + 1 + n, n)
+            stored.append((self.nodes[j][0], tail))  # the stored object: the memo holds no copy
+            if j in targets:
+                self.alternatives.setdefault(targets[j], []).append(cid)
+                continue
+            targets[j] = len(dst)
+            dst.append(j)
+            label.append(cid)
+        if key is not None and found is None:
+            self._call_chains[key] = tuple(stored)
+
+    def _call_and_walk(self, state: State, t: Transition, calls: int, walks: bool) -> list[tuple[State, int]]:
+        """Per outcome of `t`'s host call, the state to store after it and the tail of internal
+        steps (an index into `tails`) that leads there."""
+        assert t.op is not None
+        out = []
+        memo = self._chain_memo
+        for outcome in self.machine.outcomes(t.op):
+            after = self.machine.take_outcome(state, t, outcome)
+            if not walks:
+                out.append((after, 0))
+                continue
+            found = memo.get(after)
+            if found is None:
+                steps: list[int] = []
+                end, _ = self._walk(after, calls, steps, 0, None)
+                self.intermediate -= len(steps)  # counted by the caller, as for a remembered call
+                found = (end, self._tail_id(tuple(steps)))
+                if len(memo) >= CHAIN_MEMO_LIMIT:
+                    memo.clear()
+                memo[after] = found
+            out.append(found)
+        return out
+
+    def _tail_id(self, tail: tuple[int, ...]) -> int:
+        tid = self._tail_ids.get(tail)
+        if tid is None:
+            tid = self._tail_ids[tail] = len(self.tails)
+            self.tails.append(tail)
+        return tid
+
+    def _chain_after(self, first: int, tail: int) -> int:
+        """The chain of a one-step chain followed by a tail of internal steps."""
+        cid = self._chain_of.get((first, tail))
+        if cid is None:
+            cid = self._chain_of[(first, tail)] = self._chain_id(self.chains[first] + self.tails[tail])
+        return cid
+
+    def _walk(
+        self, state: State, calls: int, steps: list[int], internal: int, origin: State | None
+    ) -> tuple[State, int]:
+        """Take internal transitions from `state` until a state to store; append their labels to
+        `steps`. Returns that state and the internal transitions since the last host call.
+
+        A walk longer than CYCLE_CHECK is walked again remembering its states: where one repeats,
+        the walk ends at its first visit, the loop's entry (so a lasso's loop starts where the
+        interpreter's run first comes back); `origin` is the stored state the walk left.
+        """
+        base, intermediate = len(steps), self.intermediate
+        found = self._walk_once(state, calls, steps, internal, None)
+        if found is not None:
+            return found
+        del steps[base:]
+        self.intermediate = intermediate
+        seen: dict[State, int] = {} if origin is None else {origin: -1}
+        found = self._walk_once(state, calls, steps, internal, seen)
+        assert found is not None
+        return found
+
+    def _walk_once(
+        self, state: State, calls: int, steps: list[int], internal: int, seen: dict[State, int] | None
+    ) -> tuple[State, int] | None:
+        """One walk; None when it passes CYCLE_CHECK without `seen` to find a loop with."""
+        machine, terminals, breaks = self.machine, self.machine.table.terminals, self.breaks
+        horizon = self.horizon if self.horizon is not None else self.max_calls
+        give_up = internal + CYCLE_CHECK
+        while True:
+            if state.location in terminals or calls >= horizon or calls >= self.max_calls:
+                return state, internal
+            if breaks is not None and breaks(state.values):
+                return state, internal
+            if internal > MAX_INTERNAL:
+                return state, internal  # stored, and its expansion reports the livelock
+            if seen is None:
+                if internal >= give_up:
+                    return None
+            else:
+                first = seen.get(state)
+                if first is not None:  # an internal loop: stored, it comes back to itself
+                    if first >= 0:
+                        removed = len(steps) - first
+                        del steps[first:]
+                        internal -= removed
+                        self.intermediate -= removed
+                    return state, internal
+                seen[state] = len(steps)
+            try:
+                t = self._select(state)
+            except LimitReached:
+                raise
+            except RunError:
+                return state, internal  # stored, and its expansion records the error
+            if t.op is not None:
+                return state, internal
+            row = self._label_rows.get(t.id) or self._label_row(t)
+            cid = row[0] if row[0] >= 0 else self._new_label(row, t, 0, -1)
+            steps.append(self.chains[cid][0])
+            self.intermediate += 1
+            state = machine.take_internal(state, t)
+            internal += 1
 
     def _after_call(self, state: State, t: Transition) -> tuple[State, ...]:
         """The state after each outcome of `t`'s host call.
@@ -247,19 +482,23 @@ class _Search:
         return self.dst[self.first_edge[i] : self.first_edge[i + 1]]
 
     def step_of(self, lid: int) -> PathStep:
+        """One step label (an index into `labels`) as a path step."""
         t, k = self.labels[lid]
         if k < 0:
             return PathStep(t.id)
         assert t.op is not None
         return PathStep(t.id, t.op, self.machine.outcomes(t.op)[k])
 
+    def steps_of(self, cid: int) -> list[PathStep]:
+        """An edge label (a chain) as its path steps, one per transition."""
+        return [self.step_of(lid) for lid in self.chains[cid]]
+
     def path_to(self, i: int) -> list[PathStep]:
-        steps: list[PathStep] = []
+        edges: list[int] = []
         while self.parent[i] >= 0:
-            steps.append(self.step_of(self.parent_label[i]))
+            edges.append(self.parent_label[i])
             i = self.parent[i]
-        steps.reverse()
-        return steps
+        return [step for cid in reversed(edges) for step in self.steps_of(cid)]
 
     def edge_label(self, src: int, dst: int) -> int:
         for e in range(self.first_edge[src], self.first_edge[src + 1]):

@@ -68,16 +68,18 @@ def configurations(table: Table, ranges: Mapping[str, Sequence[int]] | None = No
 _WORKER: dict[str, object] = {}
 
 
-def _init_worker(table: Table, max_states: int) -> None:
+def _init_worker(table: Table, max_states: int, all_states: bool) -> None:
     _WORKER["table"] = table
     _WORKER["max_states"] = max_states
+    _WORKER["all_states"] = all_states
 
 
 def _explore_one(params: dict[str, int]) -> Summary:
     table = _WORKER["table"]
     max_states = _WORKER["max_states"]
-    assert isinstance(table, Table) and isinstance(max_states, int)
-    return explore(table, params, max_states=max_states).summary
+    all_states = _WORKER["all_states"]
+    assert isinstance(table, Table) and isinstance(max_states, int) and isinstance(all_states, bool)
+    return explore(table, params, max_states=max_states, all_states=all_states).summary
 
 
 @contextmanager
@@ -104,14 +106,20 @@ def sweep(
     jobs: int = DEFAULT_JOBS,
     max_states: int = DEFAULT_MAX_STATES,
     progress: bool | None = None,
+    all_states: bool = False,
 ) -> list[Summary]:
     """Explore every configuration; summaries in configuration order.
 
     `progress=None` shows a progress bar on stderr only when stderr is a terminal and
-    there is more than one configuration.
+    there is more than one configuration; `all_states` as for `explore`.
     """
     return explore_all(
-        table, configurations(table, ranges), jobs=jobs, max_states=max_states, progress=progress
+        table,
+        configurations(table, ranges),
+        jobs=jobs,
+        max_states=max_states,
+        progress=progress,
+        all_states=all_states,
     )
 
 
@@ -122,6 +130,7 @@ def explore_all(
     jobs: int = DEFAULT_JOBS,
     max_states: int = DEFAULT_MAX_STATES,
     progress: bool | None = None,
+    all_states: bool = False,
 ) -> list[Summary]:
     """Explore the given configurations; summaries in the same order."""
     todo = [dict(c) for c in configs]
@@ -132,11 +141,13 @@ def explore_all(
     with _progress(len(todo), f"explore {table.name}", show) as advance:
         if workers == 1 or context is None:
             for params in todo:
-                results.append(explore(table, params, max_states=max_states).summary)
+                results.append(explore(table, params, max_states=max_states, all_states=all_states).summary)
                 advance()
             return results
         chunk = max(1, len(todo) // (workers * 16))
-        with context.Pool(workers, initializer=_init_worker, initargs=(table, max_states)) as pool:
+        with context.Pool(
+            workers, initializer=_init_worker, initargs=(table, max_states, all_states)
+        ) as pool:
             for summary in pool.imap(_explore_one, todo, chunksize=chunk):
                 results.append(summary)
                 advance()
@@ -219,10 +230,13 @@ def timed_sweep(
     jobs: int = DEFAULT_JOBS,
     max_states: int = DEFAULT_MAX_STATES,
     progress: bool | None = None,
+    all_states: bool = False,
 ) -> tuple[list[Summary], Timing]:
     """A sweep with its wall-clock time (for reports and the benchmark, never for asserts)."""
     started = time.perf_counter()
-    summaries = sweep(table, ranges, jobs=jobs, max_states=max_states, progress=progress)
+    summaries = sweep(
+        table, ranges, jobs=jobs, max_states=max_states, progress=progress, all_states=all_states
+    )
     seconds = time.perf_counter() - started
     states = sum(s.states for s in summaries)
     edges = sum(s.edges for s in summaries)

@@ -3,8 +3,12 @@
 SPIN is the reference explicit-state model checker; an exported model lets it search the
 same state space as `turnbound explore` (and, past what Python holds, search it with
 SPIN's multi-core or bitstate modes). The model is the table's small-step semantics, one
-transition one atomic step, so SPIN stores exactly the explorer's states: the location,
-the variables, the facts of the last host outcome, and the trace-property monitors.
+transition one atomic step, so SPIN stores exactly the states of `explore(...,
+all_states=True)`: the location, the variables, the facts of the last host outcome, and
+the trace-property monitors. With `atomic=True` each step also takes the internal
+transitions that follow it (a deterministic loop inside the same `d_step`), so SPIN stores
+the states the default, atomic, explorer stores: the initial state, host-call points and
+terminals (and none where a claim the table expects to be violated breaks between them).
 
 - A host call is a nondeterministic choice over every outcome of its operation's finite
   domain (facts first, then failures), in the explorer's order.
@@ -99,10 +103,11 @@ def _ptype(type_: Type) -> str:
 
 
 class _Writer:
-    def __init__(self, table: Table, params: Mapping[str, int], claim: str | None) -> None:
+    def __init__(self, table: Table, params: Mapping[str, int], claim: str | None, atomic: bool) -> None:
         self.table = table
         self.machine = Machine(table, params)
         self.claim = claim
+        self.atomic = atomic
         self.lines: list[str] = []
         self.places = [*table.locations, *table.terminals]
         self.fact_types = self._fact_types()
@@ -241,11 +246,8 @@ class _Writer:
         guard = f"(loc == L_{t.source} && {expr(t.guard)})"
         if t.op is None:
             self.emit(f":: d_step {{ {guard};  /* {t.id} */", 1)
-            self.updates(t, 2)
-            self.clear_facts(2)
-            self.emit(f"loc = L_{t.target};", 2)
-            self.state_asserts(2)
-            self.bound_asserts(t.target, 2)
+            self.internal_step(t, 2)
+            self.internal_chain(2)
             self.emit("}", 1)
             return
         for outcome in self.machine.outcomes(t.op):
@@ -281,7 +283,28 @@ class _Writer:
         self.emit(f"loc = L_{target};", 2)
         self.state_asserts(2)
         self.bound_asserts(target, 2)
+        self.internal_chain(2)
         self.emit("}", 1)
+
+    def internal_step(self, t: Transition, indent: int) -> None:
+        self.updates(t, indent)
+        self.clear_facts(indent)
+        self.emit(f"loc = L_{t.target};", indent)
+        self.state_asserts(indent)
+        self.bound_asserts(t.target, indent)
+
+    def internal_chain(self, indent: int) -> None:
+        """Atomic: the internal transitions after a step, inside its `d_step` (their guards are
+        exclusive, so the loop is deterministic), until none is enabled."""
+        internal = [t for t in self.table.transitions if t.op is None]
+        if not self.atomic or not internal:
+            return
+        self.emit("do", indent)
+        for t in internal:
+            self.emit(f":: (loc == L_{t.source} && {expr(t.guard)}) ->  /* {t.id} */", indent)
+            self.internal_step(t, indent + 1)
+        self.emit(":: else -> break", indent)
+        self.emit("od", indent)
 
     def updates(self, t: Transition, indent: int, pairs: tuple[tuple[str, Expr], ...] | None = None) -> None:
         """Simultaneous updates (the transition's own, or the ghost updates of a raise)."""
@@ -303,12 +326,15 @@ class _Writer:
         return "\n".join(self.lines) + "\n"
 
 
-def export_promela(table: Table, params: Mapping[str, int] | None = None, claim: str | None = None) -> str:
-    """The Promela model of `table` at these parameter values (defaults for the rest)."""
+def export_promela(
+    table: Table, params: Mapping[str, int] | None = None, claim: str | None = None, *, atomic: bool = False
+) -> str:
+    """The Promela model of `table` at these parameter values (defaults for the rest); `atomic`
+    as in the module docstring."""
     if claim is not None and claim not in _claim_names(table):
         known = ", ".join(_claim_names(table))
         raise DefinitionError(f"{table.name}: no claim {claim!r}; claims: {known}")
-    return _Writer(table, params or {}, claim).text()
+    return _Writer(table, params or {}, claim, atomic).text()
 
 
 def _claim_names(table: Table) -> list[str]:

@@ -77,7 +77,7 @@ def mutation_ranges(table: Table, span: int = MUTATION_SPAN) -> dict[str, list[i
 
 def behaviour_digest(table: Table, params: Mapping[str, int]) -> str:
     """`observable_digest` of the table's reachable graph at `params`."""
-    return observable_digest(explore(table, params).graph, table)
+    return observable_digest(explore(table, params, all_states=True).graph, table)
 
 
 @dataclass
@@ -142,7 +142,7 @@ class Baseline:
         largest = 0
         longest: int | None = 0
         for params in configs:
-            exploration = explore(table, params)
+            exploration = explore(table, params, all_states=True)  # its graph: every state
             if not exploration.summary.ok:
                 at = f"at {_fmt(params)}" if params else "at its defaults"
                 why = "is not decided" if not exploration.summary.complete else "fails"

@@ -152,7 +152,7 @@ def check_explore(base: Baseline, table: Table) -> Explored:
     difference: str | None = None
     for params, digest in zip(base.configs, base.digests, strict=True):
         try:
-            exploration = explore(table, params, max_states=base.state_limit)
+            exploration = explore(table, params, max_states=base.state_limit, all_states=True)
         except RunError as exc:  # the mutant's own steps can not go on (a livelock): its behaviour differs
             kill = Kill("explore", f"at {_fmt(params)}: {exc}", {"params": dict(params), "message": str(exc)})
             return Explored(kill, False)
@@ -160,7 +160,7 @@ def check_explore(base: Baseline, table: Table) -> Explored:
         if not summary.ok:
             return Explored(_explorer_kill(summary, base.state_limit), False)
         if difference is None and observable_digest(exploration.graph, table) != digest:
-            original = explore(base.table, params).graph
+            original = explore(base.table, params, all_states=True).graph
             run = first_difference(original, base.table, exploration.graph, table)
             difference = f"a host tells it from the original at {_fmt(params)}: {run}"
     return Explored(None, difference is None, difference)
@@ -176,12 +176,14 @@ def confirm_equivalence(base: Baseline, table: Table) -> Kill | str | None:
     range alone.
     """
     for params, digest in base.beyond_the_range():
-        exploration = explore(table, params, max_states=base.state_limit)
+        exploration = explore(table, params, max_states=base.state_limit, all_states=True)
         if not exploration.summary.ok:
             kill = _explorer_kill(exploration.summary, base.state_limit)
             return Kill(kill.engine, f"beyond the mutation range: {kill.summary}", kill.evidence)
         if observable_digest(exploration.graph, table) != digest:
-            run = first_difference(explore(base.table, params).graph, base.table, exploration.graph, table)
+            run = first_difference(
+                explore(base.table, params, all_states=True).graph, base.table, exploration.graph, table
+            )
             return (
                 f"a host tells it from the original at {_fmt(params)}, beyond the mutation range, where "
                 f"every claim still holds (widen the range with --param): {run}"

@@ -74,24 +74,63 @@ def bench_interpreter(seconds: float) -> None:
         print(f"{'hand-written / ' + label.split(',', 1)[1].strip():<42} {rows[2][1] / rate:>12.1f}x")
 
 
+def _explore_once(args: tuple[int, bool]) -> tuple[int, int, int, float, float, int]:
+    """One configuration in a fresh worker: stored states, intermediate, edges, wall and CPU
+    seconds, and the worker's peak resident memory (KiB)."""
+    import resource
+
+    from turnbound.properties.explore.explorer import explore
+
+    k, all_states = args
+    table = load_profile("deeptutor-scheduler")
+    wall, cpu = time.perf_counter(), time.process_time()
+    s = explore(table, {"explorationBudget": k, "settlementBudget": k}, all_states=all_states).summary
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    return s.states, s.intermediate, s.edges, wall, cpu, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
 def bench_explorer(quick: bool) -> None:
+    import multiprocessing
+
     from turnbound.properties.explore.sweep import timed_sweep
 
     table = load_profile("deeptutor-scheduler")
     top = 3 if quick else 6
     ranges = {"explorationBudget": list(range(top + 1)), "settlementBudget": list(range(top + 1))}
-    summaries, timing = timed_sweep(table, ranges, progress=False)
-    worst_ok = all(s.claim("rounds_bound").tight for s in summaries)
+    atomic, t_atomic = timed_sweep(table, ranges, progress=False)
+    full, t_full = timed_sweep(table, ranges, progress=False, all_states=True)
+    same = [[c.verdict for c in a.claims] for a in atomic] == [[c.verdict for c in f.claims] for f in full]
+    worst_ok = all(s.claim("rounds_bound").tight for s in atomic)
     print(
         f"\n== explorer: deeptutor-scheduler, explorationBudget and settlementBudget in 0..{top}, "
         "emptyRecoveryBudget=2, 2 worker processes"
     )
-    print(f"{'configurations':<40} {timing.configurations:>12,}")
-    print(f"{'states':<40} {timing.states:>12,}")
-    print(f"{'edges':<40} {timing.edges:>12,}")
-    print(f"{'wall time':<40} {timing.seconds:>11.1f}s")
-    print(f"{'states per second (wall)':<40} {timing.states_per_second:>12,.0f}")
+    print(f"{'':<40} {'atomic':>12} {'all states':>12}")
+    print(f"{'configurations':<40} {t_atomic.configurations:>12,} {t_full.configurations:>12,}")
+    print(f"{'states stored':<40} {t_atomic.states:>12,} {t_full.states:>12,}")
+    walked = sum(s.intermediate for s in atomic)
+    print(f"{'intermediate states walked, not stored':<40} {walked:>12,} {0:>12,}")
+    print(f"{'edges':<40} {t_atomic.edges:>12,} {t_full.edges:>12,}")
+    print(f"{'wall time':<40} {t_atomic.seconds:>11.1f}s {t_full.seconds:>11.1f}s")
+    print(
+        f"{'stored states per second (wall)':<40} {t_atomic.states_per_second:>12,.0f} {t_full.states_per_second:>12,.0f}"
+    )
+    print(f"{'every verdict the same':<40} {same!s:>12}")
     print(f"{'rounds_bound tight everywhere':<40} {worst_ok!s:>12}")
+    k = 6 if quick else 12
+    context = multiprocessing.get_context("fork")
+    rows = []
+    for all_states in (False, True):
+        with context.Pool(1) as pool:  # a fresh process each, so each peak memory is its own
+            rows.append(pool.apply(_explore_once, ((k, all_states),)))
+    print(f"\n== explorer: deeptutor-scheduler at explorationBudget = settlementBudget = {k}, one process")
+    print(f"{'':<40} {'atomic':>12} {'all states':>12}")
+    labels = ["states stored", "intermediate states walked", "edges"]
+    for n, label in enumerate(labels):
+        print(f"{label:<40} {rows[0][n]:>12,} {rows[1][n]:>12,}")
+    print(f"{'wall time':<40} {rows[0][3]:>11.2f}s {rows[1][3]:>11.2f}s")
+    print(f"{'CPU time':<40} {rows[0][4]:>11.2f}s {rows[1][4]:>11.2f}s")
+    print(f"{'peak resident memory (MiB)':<40} {rows[0][5] / 1024:>12,.0f} {rows[1][5] / 1024:>12,.0f}")
 
 
 def bench_prover() -> None:

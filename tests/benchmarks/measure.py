@@ -69,16 +69,27 @@ def interpreter(seconds: float) -> dict[str, float]:
     }
 
 
+def _every_state() -> dict[str, bool]:
+    """`all_states=True` where the tree's explorer has atomic steps (an earlier tree stores every
+    state anyway), so both trees store and count the same states."""
+    import inspect
+
+    from turnbound.properties.explore.explorer import explore
+
+    return {"all_states": True} if "all_states" in inspect.signature(explore).parameters else {}
+
+
 def explorer(top: int) -> dict[str, float]:
     """The deeptutor-scheduler sweep, one process (no pool: both trees measured alike)."""
     from turnbound.properties.explore.explorer import explore
 
     table = load_profile("deeptutor-scheduler")
     states = 0
+    every = _every_state()
     start = time.perf_counter()
     for e in range(top + 1):
         for s in range(top + 1):
-            states += explore(table, {"explorationBudget": e, "settlementBudget": s}).summary.states
+            states += explore(table, {"explorationBudget": e, "settlementBudget": s}, **every).summary.states
     seconds = time.perf_counter() - start
     return {"states": states, "seconds": seconds, "states_per_s": states / seconds}
 
@@ -87,8 +98,9 @@ def explorer_at(k: int) -> dict[str, float]:
     from turnbound.properties.explore.explorer import explore
 
     table = load_profile("deeptutor-scheduler")
+    every = _every_state()
     start = time.perf_counter()
-    summary = explore(table, {"explorationBudget": k, "settlementBudget": k}).summary
+    summary = explore(table, {"explorationBudget": k, "settlementBudget": k}, **every).summary
     seconds = time.perf_counter() - start
     return {
         "states": summary.states,
