@@ -12,6 +12,7 @@ state exists.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Literal
 
 from turnbound.reference.expr import Arith, Compare, Cond, Expr, Lit, Logic, Neg, Not, Ref
 from turnbound.reference.expr_compile import compile_expr
@@ -19,6 +20,14 @@ from turnbound.reference.types import BOOL, INT, BoolType, IntType, Value
 
 _REFLEXIVE = {"==": True, "<=": True, ">=": True, "!=": False, "<": False, ">": False}
 """A comparison of a subtree with itself."""
+_NEGATED: dict[str, Literal["<", "<=", ">", ">=", "==", "!="]] = {
+    "<": ">=",
+    "<=": ">",
+    ">": "<=",
+    ">=": "<",
+    "==": "!=",
+    "!=": "==",
+}
 
 
 def fold(node: Expr, params: Mapping[str, Value]) -> Expr:
@@ -36,6 +45,8 @@ def fold(node: Expr, params: Mapping[str, Value]) -> Expr:
             return Lit(not inner.value, BOOL)
         if isinstance(inner, Not):
             return inner.operand
+        if isinstance(inner, Compare):  # every comparable type is totally ordered
+            return Compare(_NEGATED[inner.op], inner.left, inner.right, inner.type)
         return Not(inner, node.type)
     if isinstance(node, Neg):
         inner = fold(node.operand, params)

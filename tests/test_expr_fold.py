@@ -90,6 +90,8 @@ n = Ref("n", "param", INT)
             Logic("or", (b, Not(b), Compare(">", x, y))),
         ),
         (Not(Not(b)), b),
+        (Not(Compare("<", x, n)), Compare(">=", x, Lit(3, INT))),
+        (Not(Compare("!=", x, y)), Compare("==", x, y)),
         (Arith("+", x, Arith("-", n, Lit(3, INT))), x),
         (Arith("*", Lit(1, INT), y), y),
         (Cond(Compare(">", n, Lit(0, INT)), x, y), x),
