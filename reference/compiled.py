@@ -13,6 +13,7 @@ from turnbound.reference.expr import Expr, refs
 from turnbound.reference.expr_compile import Slotted, compile_slotted
 from turnbound.reference.expr_fold import fold
 from turnbound.reference.table import Table, Transition
+from turnbound.reference.update_step import Updater
 
 SHARED_LIMIT = 50_000
 """Compiled transitions kept per table across its machines (cleared past this)."""
@@ -41,6 +42,8 @@ class CompiledTransition:
     read_slots: tuple[int, ...] = ()
     """The variables the updates read: with `read_facts`, all that decides what they make."""
     read_facts: tuple[str, ...] = ()
+    apply: Updater | None = None
+    """The updates as one function (`update_step`); None: they change nothing."""
 
 
 class SharedCompilations:
