@@ -40,14 +40,7 @@ def fold(node: Expr, params: Mapping[str, Value]) -> Expr:
             return Lit(params[node.name], node.type)
         return node
     if isinstance(node, Not):
-        inner = fold(node.operand, params)
-        if isinstance(inner, Lit):
-            return Lit(not inner.value, BOOL)
-        if isinstance(inner, Not):
-            return inner.operand
-        if isinstance(inner, Compare):  # every comparable type is totally ordered
-            return Compare(_NEGATED[inner.op], inner.left, inner.right, inner.type)
-        return Not(inner, node.type)
+        return _negate(fold(node.operand, params))
     if isinstance(node, Neg):
         inner = fold(node.operand, params)
         return _constant(Neg(inner, node.type)) if isinstance(inner, Lit) else Neg(inner, node.type)
@@ -64,6 +57,21 @@ def fold(node: Expr, params: Mapping[str, Value]) -> Expr:
     if then == orelse:
         return then
     return Cond(test, then, orelse, node.type)
+
+
+def _negate(node: Expr) -> Expr:
+    """`not node`, pushed down to the leaves (De Morgan; every comparable type is totally
+    ordered): a negated conjunction of literals compiles to one closure (`expr_compile`)."""
+    if isinstance(node, Lit):
+        return Lit(not node.value, BOOL)
+    if isinstance(node, Not):
+        return node.operand
+    if isinstance(node, Compare):
+        return Compare(_NEGATED[node.op], node.left, node.right, node.type)
+    if isinstance(node, Logic):
+        dual: Literal["and", "or"] = "or" if node.op == "and" else "and"
+        return _logic(Logic(dual, (), node.type), [_negate(o) for o in node.operands])
+    return Not(node, BOOL)
 
 
 def _constant(node: Expr) -> Lit:

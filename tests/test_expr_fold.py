@@ -92,6 +92,8 @@ n = Ref("n", "param", INT)
         (Not(Not(b)), b),
         (Not(Compare("<", x, n)), Compare(">=", x, Lit(3, INT))),
         (Not(Compare("!=", x, y)), Compare("==", x, y)),
+        (Not(Logic("and", (b, Compare("<", x, y)))), Logic("or", (Not(b), Compare(">=", x, y)))),
+        (Not(Logic("or", (Not(b), Logic("and", (b, Not(b)))))), Logic("and", (b, Logic("or", (Not(b), b))))),
         (Arith("+", x, Arith("-", n, Lit(3, INT))), x),
         (Arith("*", Lit(1, INT), y), y),
         (Cond(Compare(">", n, Lit(0, INT)), x, y), x),
