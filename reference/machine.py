@@ -97,18 +97,9 @@ class Machine:
         self._made = {v.name for v in table.variables if ghosts or not v.ghost}
         self.var_names = tuple(v.name for v in table.variables)
         self._index = {name: i for i, name in enumerate(self.var_names)}
-        self._counters = tuple((n, self._index[n]) for n in table.counters)
         self._int_slots = frozenset(i for i, v in enumerate(table.variables) if isinstance(v.type, IntType))
         self._finite_vars = frozenset(v.name for v in table.variables if not isinstance(v.type, IntType))
-        self._counter_names = tuple(table.counters)
-        counter_slots = tuple(self._index[n] for n in table.counters)
-        self._counter_values = (
-            (lambda values: values)
-            if counter_slots == tuple(range(len(counter_slots)))
-            else slot_picker(counter_slots)
-        )
-        """The counters' values (the values themselves when the counters come first: zip stops at
-        the names)."""
+        self._counter_dict = counter_dict(tuple((n, self._index[n]) for n in table.counters))
         self._out: dict[str, tuple[CompiledTransition, ...]] = {}
         """Each location's transitions, compiled when a run first reaches it (a conformance run
         builds a machine per parameter assignment and visits few locations)."""
@@ -221,7 +212,7 @@ class Machine:
         return dict(named) if self.ghosts else {k: v for k, v in named if k in self._made}
 
     def counters(self, state: State) -> dict[str, int]:
-        return dict(zip(self._counter_names, self._counter_values(state.values)))  # noqa: B905 (see _counter_values)
+        return self._counter_dict(state.values)
 
     def describe(self, state: State) -> str:
         parts = [f"{k}={v}" for k, v in self.variables(state).items()] + [f"{k}={v}" for k, v in state.facts]
@@ -406,6 +397,24 @@ class Machine:
             cached = tuple(_enumerate(self.table, self.table.operations[op_name]))
             self._outcomes[op_name] = cached
         return cached
+
+
+def counter_dict(named: tuple[tuple[str, int], ...]) -> Callable[[tuple[Value, ...]], dict[str, int]]:
+    """The counters (name, slot) as a fresh dict per call, built by a dict display for up to six
+    of them: `dict(zip(...))` costs several times more, and every host call records them."""
+    if len(named) > 6:
+        names, pick = tuple(n for n, _ in named), slot_picker(tuple(i for _, i in named))
+        return lambda v: dict(zip(names, pick(v), strict=True))
+    (a, i), (b, j), (c, k), (d, p), (e, q), (g, r) = named + (("", 0),) * (6 - len(named))
+    return [
+        lambda v: {},
+        lambda v: {a: v[i]},
+        lambda v: {a: v[i], b: v[j]},
+        lambda v: {a: v[i], b: v[j], c: v[k]},
+        lambda v: {a: v[i], b: v[j], c: v[k], d: v[p]},
+        lambda v: {a: v[i], b: v[j], c: v[k], d: v[p], e: v[q]},
+        lambda v: {a: v[i], b: v[j], c: v[k], d: v[p], e: v[q], g: v[r]},
+    ][len(named)]
 
 
 def _arg_maker(

@@ -69,24 +69,35 @@ def update_step(
             tabled.append((slot, e))
     if not (fixed or tabled or computed):
         return None
-    fixed_slots = tuple(s for s, _ in fixed) + tuple(s for s, _ in tabled)
-    consts = tuple(v for _, v in fixed)
-    row = _rows(tabled, consts, slots, params) if tabled else None
-    computed_t, checks_t = tuple(computed), tuple(checks)
+    checks_t = frozenset(checks)
+    computed_t = tuple((slot, fn, slot in checks_t) for slot, fn in computed)
+    if tabled:
+        row = _rows(tabled, tuple(fixed), slots, params, frozenset(checks), limit, too_large)
 
-    def apply(values: Values, f: Mapping[str, Value]) -> Values:
+        def apply(values: Values, f: Mapping[str, Value]) -> Values:
+            out = list(values)
+            for i, x in row(values, f):
+                out[i] = x
+            for i, fn, check in computed_t:  # simultaneous: every right side reads the pre-state
+                v = out[i] = fn(values, f)
+                if check and not -limit <= v <= limit:  # type: ignore[operator]
+                    raise too_large(i, v)  # type: ignore[arg-type]
+            return tuple(out)
+
+        return apply
+    fixed_t = tuple(fixed)
+
+    def apply_fixed(values: Values, f: Mapping[str, Value]) -> Values:
         out = list(values)
-        for i, x in zip(fixed_slots, consts if row is None else row(values, f), strict=True):
+        for i, x in fixed_t:
             out[i] = x
-        for i, fn in computed_t:  # simultaneous: every right side reads the pre-state
-            out[i] = fn(values, f)
-        for i in checks_t:
-            v = out[i]
-            if not -limit <= v <= limit:  # type: ignore[operator]
+        for i, fn, check in computed_t:  # simultaneous: every right side reads the pre-state
+            v = out[i] = fn(values, f)
+            if check and not -limit <= v <= limit:  # type: ignore[operator]
                 raise too_large(i, v)  # type: ignore[arg-type]
         return tuple(out)
 
-    return apply
+    return apply_fixed
 
 
 def _finite(e: Expr, finite_vars: frozenset[str]) -> bool:
@@ -95,25 +106,40 @@ def _finite(e: Expr, finite_vars: frozenset[str]) -> bool:
 
 
 def _rows(
-    tabled: list[tuple[int, Expr]], consts: Values, slots: Mapping[str, int], params: Mapping[str, Value]
-) -> Updater:
-    """The constants followed by the tabled updates' values, evaluated once per distinct input."""
+    tabled: list[tuple[int, Expr]],
+    fixed: tuple[tuple[int, Value], ...],
+    slots: Mapping[str, int],
+    params: Mapping[str, Value],
+    checks: frozenset[int],
+    limit: int,
+    too_large: TooLarge,
+) -> Callable[[Values, Mapping[str, Value]], tuple[tuple[int, Value], ...]]:
+    """The constants and the tabled updates' values, by slot, evaluated once per distinct input
+    (an integer beyond the limit raises before it is remembered)."""
     fns = tuple(compile_slotted(e, slots, params) for _, e in tabled)
+    targets = tuple(slot for slot, _ in tabled)
     read = {r for _, e in tabled for r in refs(e)}
     pick_vars = slot_picker(tuple(sorted(slots[r.name] for r in read if r.kind == "var")))
     pick_facts = slot_picker(tuple(sorted(r.name for r in read if r.kind == "fact")))
-    rows: dict[tuple[Values, Values], Values] = {}
+    rows: dict[tuple[Values, Values], tuple[tuple[int, Value], ...]] = {}
 
-    def row(values: Values, f: Mapping[str, Value]) -> Values:
+    def made(values: Values, f: Mapping[str, Value]) -> tuple[tuple[int, Value], ...]:
+        pairs = tuple(zip(targets, [fn(values, f) for fn in fns], strict=True))
+        for i, v in pairs:
+            if i in checks and not -limit <= v <= limit:  # type: ignore[operator]
+                raise too_large(i, v)  # type: ignore[arg-type]
+        return fixed + pairs
+
+    def row(values: Values, f: Mapping[str, Value]) -> tuple[tuple[int, Value], ...]:
         try:
             key = (pick_vars(values), pick_facts(f))
         except KeyError:  # a fact not readable here: evaluated as written, which names it
-            return consts + tuple(fn(values, f) for fn in fns)
+            return made(values, f)
         found = rows.get(key)
         if found is None:
             if len(rows) >= ROWS_LIMIT:
                 rows.clear()
-            found = rows[key] = consts + tuple(fn(values, f) for fn in fns)
+            found = rows[key] = made(values, f)
         return found
 
     return row
