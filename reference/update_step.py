@@ -76,8 +76,8 @@ def update_step(
 
         def apply(values: Values, f: Mapping[str, Value]) -> Values:
             out = list(values)
-            for i, x in row(values, f):
-                out[i] = x
+            for where, made in row(values, f):
+                out[where] = made
             for i, fn, check in computed_t:  # simultaneous: every right side reads the pre-state
                 v = out[i] = fn(values, f)
                 if check and not -limit <= v <= limit:  # type: ignore[operator]
@@ -85,12 +85,12 @@ def update_step(
             return tuple(out)
 
         return apply
-    fixed_t = tuple(fixed)
+    fixed_runs = _runs(tuple(fixed))
 
     def apply_fixed(values: Values, f: Mapping[str, Value]) -> Values:
         out = list(values)
-        for i, x in fixed_t:
-            out[i] = x
+        for where, made in fixed_runs:
+            out[where] = made
         for i, fn, check in computed_t:  # simultaneous: every right side reads the pre-state
             v = out[i] = fn(values, f)
             if check and not -limit <= v <= limit:  # type: ignore[operator]
@@ -98,6 +98,26 @@ def update_step(
         return tuple(out)
 
     return apply_fixed
+
+
+Runs = tuple[tuple[slice, Values], ...]
+"""Values to write into a state's values, as runs of neighbouring slots (one slice assignment
+each: the claims' ghosts are declared together, so the constants a step writes are mostly
+neighbours)."""
+
+
+def _runs(pairs: tuple[tuple[int, Value], ...]) -> Runs:
+    runs: list[tuple[slice, Values]] = []
+    start, made = -2, list[Value]()
+    for slot, value in sorted(pairs, key=lambda p: p[0]):
+        if slot != start + len(made):
+            if made:
+                runs.append((slice(start, start + len(made)), tuple(made)))
+            start, made = slot, []
+        made.append(value)
+    if made:
+        runs.append((slice(start, start + len(made)), tuple(made)))
+    return tuple(runs)
 
 
 def _finite(e: Expr, finite_vars: frozenset[str]) -> bool:
@@ -113,7 +133,7 @@ def _rows(
     checks: frozenset[int],
     limit: int,
     too_large: TooLarge,
-) -> Callable[[Values, Mapping[str, Value]], tuple[tuple[int, Value], ...]]:
+) -> Callable[[Values, Mapping[str, Value]], Runs]:
     """The constants and the tabled updates' values, by slot, evaluated once per distinct input
     (an integer beyond the limit raises before it is remembered)."""
     fns = tuple(compile_slotted(e, slots, params) for _, e in tabled)
@@ -121,16 +141,16 @@ def _rows(
     read = {r for _, e in tabled for r in refs(e)}
     pick_vars = slot_picker(tuple(sorted(slots[r.name] for r in read if r.kind == "var")))
     pick_facts = slot_picker(tuple(sorted(r.name for r in read if r.kind == "fact")))
-    rows: dict[tuple[Values, Values], tuple[tuple[int, Value], ...]] = {}
+    rows: dict[tuple[Values, Values], Runs] = {}
 
-    def made(values: Values, f: Mapping[str, Value]) -> tuple[tuple[int, Value], ...]:
+    def made(values: Values, f: Mapping[str, Value]) -> Runs:
         pairs = tuple(zip(targets, [fn(values, f) for fn in fns], strict=True))
         for i, v in pairs:
             if i in checks and not -limit <= v <= limit:  # type: ignore[operator]
                 raise too_large(i, v)  # type: ignore[arg-type]
-        return fixed + pairs
+        return _runs(fixed + pairs)
 
-    def row(values: Values, f: Mapping[str, Value]) -> tuple[tuple[int, Value], ...]:
+    def row(values: Values, f: Mapping[str, Value]) -> Runs:
         try:
             key = (pick_vars(values), pick_facts(f))
         except KeyError:  # a fact not readable here: evaluated as written, which names it
