@@ -10,6 +10,10 @@ the typed tree, never eval), reads variables by slot and facts from one mapping 
 distinct fact tuple, and checks each operation's contract with precomputed sets. A
 table the loader proved deterministic (`turnbound.reference.proved`) takes the first
 enabled guard; any other table evaluates every guard, so a broken one is still named.
+
+Why this module is long: the step and the caches that make it cheap (compiled transitions per
+location, an outcome's verdict and completed facts by identity and by content, one mapping per
+fact tuple) share the machine's state; apart, each would reach into the others.
 """
 
 from __future__ import annotations
@@ -18,10 +22,17 @@ from collections.abc import Callable, Iterator, Mapping
 from itertools import product
 from typing import NamedTuple
 
-from turnbound.reference.compiled import CompiledTransition, compiled_expr, reads_of, shared_compilations
+from turnbound.reference.compiled import (
+    CompiledTransition,
+    arg_maker,
+    compiled_expr,
+    counter_dict,
+    reads_of,
+    shared_compilations,
+)
 from turnbound.reference.contract_check import FastContract
 from turnbound.reference.errors import DefinitionError, Nondeterminism, StuckState, ValueTooLarge
-from turnbound.reference.expr import Expr, Lit, refs
+from turnbound.reference.expr import Expr, refs
 from turnbound.reference.expr_compile import Slotted, compile_expr
 from turnbound.reference.expr_fold import fold
 from turnbound.reference.outcomes import Outcome, complete, contract_violation
@@ -29,7 +40,7 @@ from turnbound.reference.proved import guards_proved
 from turnbound.reference.table import CONTRACT_VIOLATION, Operation, Table, Transition
 from turnbound.reference.types import IntType, Value
 from turnbound.reference.update_memo import MEMO_LIMIT, Plan
-from turnbound.reference.update_step import Updater, slot_picker, update_step
+from turnbound.reference.update_step import Updater, update_step
 
 INT_LIMIT = 2**63
 """No variable ever holds an integer beyond +-INT_LIMIT: an update that leaves it grows
@@ -244,7 +255,7 @@ class Machine:
         make = self._arg_makers.get(t.id)
         if make is None:
             c = self._by_id.get(t.id) or self._transition(t)
-            make = self._arg_makers[t.id] = _arg_maker(c.args, [fold(e, self.params) for _, e in t.args])
+            make = self._arg_makers[t.id] = arg_maker(c.args, [fold(e, self.params) for _, e in t.args])
         facts = state.facts
         return make(state.values, self._last_f if facts is self._last_facts else self._facts(facts))
 
@@ -397,34 +408,6 @@ class Machine:
             cached = tuple(_enumerate(self.table, self.table.operations[op_name]))
             self._outcomes[op_name] = cached
         return cached
-
-
-def counter_dict(named: tuple[tuple[str, int], ...]) -> Callable[[tuple[Value, ...]], dict[str, int]]:
-    """The counters (name, slot) as a fresh dict per call, built by a dict display for up to six
-    of them: `dict(zip(...))` costs several times more, and every host call records them."""
-    if len(named) > 6:
-        names, pick = tuple(n for n, _ in named), slot_picker(tuple(i for _, i in named))
-        return lambda v: dict(zip(names, pick(v), strict=True))
-    (a, i), (b, j), (c, k), (d, p), (e, q), (g, r) = named + (("", 0),) * (6 - len(named))
-    return [
-        lambda v: {},
-        lambda v: {a: v[i]},
-        lambda v: {a: v[i], b: v[j]},
-        lambda v: {a: v[i], b: v[j], c: v[k]},
-        lambda v: {a: v[i], b: v[j], c: v[k], d: v[p]},
-        lambda v: {a: v[i], b: v[j], c: v[k], d: v[p], e: v[q]},
-        lambda v: {a: v[i], b: v[j], c: v[k], d: v[p], e: v[q], g: v[r]},
-    ][len(named)]
-
-
-def _arg_maker(
-    compiled: tuple[tuple[str, Slotted], ...], folded: list[Expr]
-) -> Callable[[tuple[Value, ...], Mapping[str, Value]], dict[str, Value]]:
-    """The arguments a host call sends, as a fresh dict per call (a step record keeps it)."""
-    if all(isinstance(e, Lit) for e in folded):
-        fixed = {name: e.value for (name, _), e in zip(compiled, folded, strict=True)}  # type: ignore[union-attr]
-        return lambda values, f: fixed.copy()
-    return lambda values, f: {name: fn(values, f) for name, fn in compiled}
 
 
 def _enumerate(table: Table, op: Operation) -> Iterator[Outcome]:
