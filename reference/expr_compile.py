@@ -116,11 +116,12 @@ def compile_slotted(node: Expr, slots: Mapping[str, int], params: Mapping[str, V
             else:
                 literals.append(literal)
         parts = [sub(o) for o in rest]
-        if literals:
-            parts.insert(0, _literals(literals, node.op == "and"))
-        fn = parts[-1]
+        fn = parts[-1] if parts else None
         for part in reversed(parts[:-1]):
-            fn = _and2(part, fn) if node.op == "and" else _or2(part, fn)
+            fn = _and2(part, fn) if node.op == "and" else _or2(part, fn)  # type: ignore[arg-type]
+        if literals:
+            return _literals(literals, node.op == "and", fn)
+        assert fn is not None
         return fn
     assert isinstance(node, Cond)
     test = sub(node.test)
@@ -156,9 +157,10 @@ def _literal(node: Expr, slots: Mapping[str, int]) -> _Literal | None:
     return None
 
 
-def _literals(literals: list[_Literal], conjunction: bool) -> Slotted:
+def _literals(literals: list[_Literal], conjunction: bool, rest: Slotted | None = None) -> Slotted:
     """The conjunction (or disjunction) of boolean literals as one closure: the values read
-    compared with the values that make every literal true (for `and`) or every one false (`or`)."""
+    compared with the values that make every literal true (for `and`) or every one false (`or`);
+    `rest`, the other operands, evaluated in the same closure after them."""
     on_vars = [(where, wanted) for fact, where, wanted in literals if not fact]
     on_facts = [(where, wanted) for fact, where, wanted in literals if fact]
     if not conjunction:  # x or not y is false exactly at x = false, y = true
@@ -166,6 +168,8 @@ def _literals(literals: list[_Literal], conjunction: bool) -> Slotted:
         on_facts = [(where, not wanted) for where, wanted in on_facts]
     pv, wv = _getter(on_vars)
     pf, wf = _getter(on_facts)
+    if rest is not None:
+        return _literals_then(conjunction, on_vars != [], on_facts != [], pv, wv, pf, wf, rest)
     if conjunction:
         if not on_facts:
             return lambda v, f: pv(v) == wv
@@ -177,6 +181,29 @@ def _literals(literals: list[_Literal], conjunction: bool) -> Slotted:
     if not on_vars:
         return lambda v, f: pf(f) != wf
     return lambda v, f: pv(v) != wv or pf(f) != wf
+
+
+def _literals_then(
+    conjunction: bool,
+    vars_: bool,
+    facts: bool,
+    pv: Callable[[Any], Any],
+    wv: Any,
+    pf: Callable[[Any], Any],
+    wf: Any,
+    rest: Slotted,
+) -> Slotted:
+    if conjunction:
+        if not facts:
+            return lambda v, f: pv(v) == wv and rest(v, f)
+        if not vars_:
+            return lambda v, f: pf(f) == wf and rest(v, f)
+        return lambda v, f: pv(v) == wv and pf(f) == wf and rest(v, f)
+    if not facts:
+        return lambda v, f: pv(v) != wv or rest(v, f)
+    if not vars_:
+        return lambda v, f: pf(f) != wf or rest(v, f)
+    return lambda v, f: pv(v) != wv or pf(f) != wf or rest(v, f)
 
 
 def _getter(pairs: list[tuple[Any, bool]]) -> tuple[Callable[[Any], Any], Any]:
@@ -238,7 +265,12 @@ def _binary(
         if ka == "slot" and kb == "slot":
             return lambda v, f: op(v[xa], v[xb])
     if la is not None and la[0] == "slot":
-        i, right = la[1], compile_slotted(b, slots, params)
+        i = la[1]
+        if name == "+" and isinstance(b, Cond) and isinstance(b.then, Lit) and isinstance(b.orelse, Lit):
+            # a monitor's count: n + (1 if the call matches else 0)
+            test, yes, no = compile_slotted(b.test, slots, params), b.then.value, b.orelse.value
+            return lambda v, f: v[i] + (yes if test(v, f) else no)
+        right = compile_slotted(b, slots, params)
         return lambda v, f: op(v[i], right(v, f))
     left, right = compile_slotted(a, slots, params), compile_slotted(b, slots, params)
     return lambda v, f: op(left(v, f), right(v, f))

@@ -23,9 +23,10 @@ Updater = Callable[[Values, Mapping[str, Value]], Values]
 """The state's values and the facts readable there -> the values after the updates."""
 TooLarge = Callable[[int, int], Exception]
 """The error for an integer variable (by slot) that left the machine's limit."""
+Picker = Callable[[Any], tuple[Any, ...]]
 
 
-def slot_picker(slots: tuple[Any, ...]) -> Callable[[Any], tuple[Any, ...]]:
+def slot_picker(slots: tuple[Any, ...]) -> Picker:
     """The items at these slots (of a tuple) or keys (of a mapping), always as a tuple."""
     if len(slots) == 1:
         only = slots[0]
@@ -72,12 +73,20 @@ def update_step(
     checks_t = frozenset(checks)
     computed_t = tuple((slot, fn, slot in checks_t) for slot, fn in computed)
     if tabled:
-        row = _rows(tabled, tuple(fixed), slots, params, frozenset(checks), limit, too_large)
+        pick_vars, pick_facts, rows, made = _rows(
+            tabled, tuple(fixed), slots, params, frozenset(checks), limit, too_large
+        )
 
         def apply(values: Values, f: Mapping[str, Value]) -> Values:
             out = list(values)
-            for where, made in row(values, f):
-                out[where] = made
+            try:
+                key = (pick_vars(values), pick_facts(f))
+            except KeyError:  # a fact not readable here: evaluated as written, which names it
+                runs = made(values, f)
+            else:
+                runs = rows.get(key) or _remember(rows, key, made(values, f))
+            for where, part in runs:
+                out[where] = part
             for i, fn, check in computed_t:  # simultaneous: every right side reads the pre-state
                 v = out[i] = fn(values, f)
                 if check and not -limit <= v <= limit:  # type: ignore[operator]
@@ -133,15 +142,16 @@ def _rows(
     checks: frozenset[int],
     limit: int,
     too_large: TooLarge,
-) -> Callable[[Values, Mapping[str, Value]], Runs]:
-    """The constants and the tabled updates' values, by slot, evaluated once per distinct input
-    (an integer beyond the limit raises before it is remembered)."""
+) -> tuple[Picker, Picker, dict[tuple[Any, Any], Runs], Callable[[Values, Mapping[str, Value]], Runs]]:
+    """What reads a row's key (the variables and facts the tabled updates read), the rows by
+    key, and what makes a row: the constants and the tabled updates' values, as runs (an
+    integer beyond the limit raises before it is remembered)."""
     fns = tuple(compile_slotted(e, slots, params) for _, e in tabled)
     targets = tuple(slot for slot, _ in tabled)
     read = {r for _, e in tabled for r in refs(e)}
     pick_vars = slot_picker(tuple(sorted(slots[r.name] for r in read if r.kind == "var")))
     pick_facts = slot_picker(tuple(sorted(r.name for r in read if r.kind == "fact")))
-    rows: dict[tuple[Values, Values], Runs] = {}
+    rows: dict[tuple[Any, Any], Runs] = {}
 
     def made(values: Values, f: Mapping[str, Value]) -> Runs:
         pairs = tuple(zip(targets, [fn(values, f) for fn in fns], strict=True))
@@ -150,16 +160,11 @@ def _rows(
                 raise too_large(i, v)  # type: ignore[arg-type]
         return _runs(fixed + pairs)
 
-    def row(values: Values, f: Mapping[str, Value]) -> Runs:
-        try:
-            key = (pick_vars(values), pick_facts(f))
-        except KeyError:  # a fact not readable here: evaluated as written, which names it
-            return made(values, f)
-        found = rows.get(key)
-        if found is None:
-            if len(rows) >= ROWS_LIMIT:
-                rows.clear()
-            found = rows[key] = made(values, f)
-        return found
+    return pick_vars, pick_facts, rows, made
 
-    return row
+
+def _remember(rows: dict[tuple[Any, Any], Runs], key: tuple[Any, Any], runs: Runs) -> Runs:
+    if len(rows) >= ROWS_LIMIT:
+        rows.clear()
+    rows[key] = runs
+    return runs
