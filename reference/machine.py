@@ -122,6 +122,7 @@ class Machine:
         self._fact_maps: dict[Facts, dict[str, Value]] = {(): {}}
         self._contracts = {name: FastContract(table, op) for name, op in table.operations.items()}
         self._answers: dict[int, _Answer] = {}
+        self._last_answer: _Answer = (Outcome(facts={}), "", None, (), {})
         """What each outcome (by identity) means as the answer to an operation."""
         self._by_content: dict[tuple[object, ...], _Meaning] = {}
         """The same by the operation and the outcome's content (a host that builds a new outcome
@@ -328,6 +329,7 @@ class Machine:
         found = self._answers.get(id(outcome))
         if found is None or found[0] is not outcome or found[1] != t.op:
             found = self._answer(t.op, outcome)
+        self._last_answer = found
         return found[2]
 
     def _answer(self, op: str, outcome: Outcome) -> _Answer:
@@ -367,9 +369,11 @@ class Machine:
 
     def take_outcome(self, state: State, t: Transition, outcome: Outcome) -> State:
         """The state after `t`'s host call returned `outcome` (contract already checked)."""
-        found = self._answers.get(id(outcome))
-        if found is None or found[0] is not outcome or found[1] != t.op:
-            found = self._answer(t.op or "", outcome)
+        found = self._last_answer  # the turn asked for the verdict first
+        if found[0] is not outcome or found[1] != t.op:
+            found = self._answers.get(id(outcome)) or self._answer(t.op or "", outcome)
+            if found[0] is not outcome or found[1] != t.op:
+                found = self._answer(t.op or "", outcome)
         if found[2] is not None:  # not checked, and broken: its facts as given, defaults filled in
             items, filled = self._completed_facts(self.table.operations[t.op or ""], outcome)
         else:
