@@ -11,11 +11,13 @@ set: every fact has a finite domain), and looked up after that; the rest are clo
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from operator import itemgetter
 from typing import Any
 
-from turnbound.reference.expr import Expr, Lit, Ref, refs
+from turnbound.reference.expr import Arith, Compare, Cond, Expr, Lit, Logic, Neg, Not, Ref, refs
 from turnbound.reference.expr_compile import Slotted, compile_slotted
+from turnbound.reference.expr_fold import fold
 from turnbound.reference.types import Value
 
 Values = tuple[Value, ...]
@@ -64,7 +66,7 @@ def update_step(
             continue
         if slot in int_slots:
             checks.append(slot)
-        if isinstance(e, Ref | Lit) or not _finite(e, finite_vars):
+        if isinstance(e, Ref | Lit) or not any(_few(r, finite_vars) for r in refs(e)):
             computed.append((slot, compile_slotted(e, slots, params)))
         else:
             tabled.append((slot, e))
@@ -73,8 +75,8 @@ def update_step(
     checks_t = frozenset(checks)
     computed_t = tuple((slot, fn, slot in checks_t) for slot, fn in computed)
     if tabled:
-        pick_vars, pick_facts, rows, made = _rows(
-            tabled, tuple(fixed), slots, params, frozenset(checks), limit, too_large
+        pick_vars, pick_facts, rows, made, as_written = _rows(
+            tabled, tuple(fixed), computed_t, slots, params, finite_vars, checks_t, limit, too_large
         )
 
         def apply(values: Values, f: Mapping[str, Value]) -> Values:
@@ -82,12 +84,12 @@ def update_step(
             try:
                 key = (pick_vars(values), pick_facts(f))
             except KeyError:  # a fact not readable here: evaluated as written, which names it
-                runs = made(values, f)
+                runs, rest = _runs(tuple(fixed)), as_written
             else:
-                runs = rows.get(key) or _remember(rows, key, made(values, f))
+                runs, rest = rows.get(key) or _remember(rows, key, made(values, f))
             for where, part in runs:
                 out[where] = part
-            for i, fn, check in computed_t:  # simultaneous: every right side reads the pre-state
+            for i, fn, check in rest:  # simultaneous: every right side reads the pre-state
                 v = out[i] = fn(values, f)
                 if check and not -limit <= v <= limit:  # type: ignore[operator]
                     raise too_large(i, v)  # type: ignore[arg-type]
@@ -129,42 +131,85 @@ def _runs(pairs: tuple[tuple[int, Value], ...]) -> Runs:
     return tuple(runs)
 
 
-def _finite(e: Expr, finite_vars: frozenset[str]) -> bool:
-    """Whether `e` reads only facts and variables of few values (so it takes few values)."""
-    return all(r.kind == "fact" or (r.kind == "var" and r.name in finite_vars) for r in refs(e))
+def _few(r: Ref, finite_vars: frozenset[str]) -> bool:
+    """Whether `r` takes few values: a fact (every fact has a finite domain) or a boolean or
+    enum variable."""
+    return r.kind == "fact" or (r.kind == "var" and r.name in finite_vars)
+
+
+Computed = tuple[tuple[int, Slotted, bool], ...]
+"""Updates evaluated at each step: (slot, closure, checked against the integer limit?)."""
+Row = tuple[Runs, Computed]
+"""What a step writes for one input of few values: constants by runs, then closures."""
 
 
 def _rows(
     tabled: list[tuple[int, Expr]],
     fixed: tuple[tuple[int, Value], ...],
+    computed: Computed,
     slots: Mapping[str, int],
     params: Mapping[str, Value],
+    finite_vars: frozenset[str],
     checks: frozenset[int],
     limit: int,
     too_large: TooLarge,
-) -> tuple[Picker, Picker, dict[tuple[Any, Any], Runs], Callable[[Values, Mapping[str, Value]], Runs]]:
-    """What reads a row's key (the variables and facts the tabled updates read), the rows by
-    key, and what makes a row: the constants and the tabled updates' values, as runs (an
-    integer beyond the limit raises before it is remembered)."""
-    fns = tuple(compile_slotted(e, slots, params) for _, e in tabled)
-    targets = tuple(slot for slot, _ in tabled)
-    read = {r for _, e in tabled for r in refs(e)}
-    pick_vars = slot_picker(tuple(sorted(slots[r.name] for r in read if r.kind == "var")))
-    pick_facts = slot_picker(tuple(sorted(r.name for r in read if r.kind == "fact")))
-    rows: dict[tuple[Any, Any], Runs] = {}
+) -> tuple[
+    Picker, Picker, dict[tuple[Any, Any], Row], Callable[[Values, Mapping[str, Value]], Row], Computed
+]:
+    """What reads a row's key (the facts and the few-valued variables the tabled updates read),
+    the rows by key, what makes a row, and the tabled updates as written (for a fact that is
+    not there). A row is the tabled updates partially evaluated at its key: each one's few-valued
+    inputs replaced by their values and the rest folded (`expr_fold`), so most become
+    constants, and a count that did not move (n + 0) keeps its variable; an integer constant
+    beyond the limit raises before the row is remembered."""
+    read = {r for _, e in tabled for r in refs(e) if _few(r, finite_vars)}
+    var_slots = tuple(sorted(slots[r.name] for r in read if r.kind == "var"))
+    fact_names = tuple(sorted(r.name for r in read if r.kind == "fact"))
+    names = {slots[r.name]: r.name for r in read if r.kind == "var"}
+    rows: dict[tuple[Any, Any], Row] = {}
+    as_written = (
+        tuple((slot, compile_slotted(e, slots, params), slot in checks) for slot, e in tabled) + computed
+    )
 
-    def made(values: Values, f: Mapping[str, Value]) -> Runs:
-        pairs = tuple(zip(targets, [fn(values, f) for fn in fns], strict=True))
-        for i, v in pairs:
-            if i in checks and not -limit <= v <= limit:  # type: ignore[operator]
-                raise too_large(i, v)  # type: ignore[arg-type]
-        return _runs(fixed + pairs)
+    def made(values: Values, f: Mapping[str, Value]) -> Row:
+        known: dict[tuple[str, str], Value] = {("var", names[i]): values[i] for i in var_slots}
+        known.update((("fact", n), f[n]) for n in fact_names)
+        writes: list[tuple[int, Value]] = list(fixed)
+        rest: list[tuple[int, Slotted, bool]] = []
+        for slot, e in tabled:
+            residue = fold(_bind(e, known), {})
+            if isinstance(residue, Lit):
+                if slot in checks and not -limit <= residue.value <= limit:  # type: ignore[operator]
+                    raise too_large(slot, residue.value)  # type: ignore[arg-type]
+                writes.append((slot, residue.value))
+            elif not (isinstance(residue, Ref) and residue.kind == "var" and slots.get(residue.name) == slot):
+                rest.append((slot, compile_slotted(residue, slots, params), slot in checks))
+        return _runs(tuple(writes)), tuple(rest) + computed
 
-    return pick_vars, pick_facts, rows, made
+    return slot_picker(var_slots), slot_picker(fact_names), rows, made, as_written
 
 
-def _remember(rows: dict[tuple[Any, Any], Runs], key: tuple[Any, Any], runs: Runs) -> Runs:
+def _bind(e: Expr, known: Mapping[tuple[str, str], Value]) -> Expr:
+    """`e` with the names in `known` replaced by their values."""
+    if isinstance(e, Ref):
+        found = known.get((e.kind, e.name), _UNKNOWN)
+        return e if found is _UNKNOWN else Lit(found, e.type)  # type: ignore[arg-type]
+    if isinstance(e, Not | Neg):
+        return replace(e, operand=_bind(e.operand, known))
+    if isinstance(e, Arith | Compare):
+        return replace(e, left=_bind(e.left, known), right=_bind(e.right, known))
+    if isinstance(e, Logic):
+        return replace(e, operands=tuple(_bind(o, known) for o in e.operands))
+    if isinstance(e, Cond):
+        return replace(e, test=_bind(e.test, known), then=_bind(e.then, known), orelse=_bind(e.orelse, known))
+    return e
+
+
+_UNKNOWN = object()
+
+
+def _remember(rows: dict[tuple[Any, Any], Row], key: tuple[Any, Any], row: Row) -> Row:
     if len(rows) >= ROWS_LIMIT:
         rows.clear()
-    rows[key] = runs
-    return runs
+    rows[key] = row
+    return row

@@ -9,7 +9,7 @@ import random
 import pytest
 from turnbound.reference.compiled import counter_dict
 from turnbound.reference.errors import ValueTooLarge
-from turnbound.reference.expr import Arith, Cond, Expr, Lit, Logic, Not, Ref, refs
+from turnbound.reference.expr import Arith, Compare, Cond, Expr, Lit, Logic, Not, Ref, refs
 from turnbound.reference.expr_compile import compile_slotted
 from turnbound.reference.expr_fold import fold
 from turnbound.reference.machine import INT_LIMIT, Machine
@@ -73,6 +73,23 @@ def test_a_step_makes_what_each_update_makes_from_the_pre_state() -> None:
         assert step(values, f) == _plain(UPDATES, values, f)
 
 
+def test_a_row_is_the_updates_partially_evaluated_at_its_few_valued_inputs() -> None:
+    """A count that did not move keeps its variable, a conjunction decided by its booleans is a
+    constant, and what is left reads the integers at each step, with the limit checked."""
+    pairs: list[tuple[str, Expr]] = [
+        ("n", Arith("+", n, Cond(x, Lit(1, INT), Lit(0, INT)))),
+        ("b", Logic("and", (c, Compare("<", m, Lit(5, INT))))),
+    ]
+    step = _step(pairs)
+    assert step is not None
+    assert step((3, True, False, 9), {"x": False}) == (3, False, False, 9)
+    assert step((3, True, True, 4), {"x": True}) == (4, True, True, 4)
+    assert step((3, True, True, 5), {"x": True}) == (4, False, True, 5)
+    with pytest.raises(_Big):
+        step((100, True, True, 5), {"x": True})
+    assert step((100, True, True, 5), {"x": False}) == (100, False, True, 5)
+
+
 def test_constants_and_kept_variables_are_not_evaluated() -> None:
     assert _step([("n", n), ("b", b)]) is None  # nothing changes
     step = _step([("n", Lit(7, INT)), ("b", Lit(True, BOOL)), ("c", c), ("m", Lit(0, INT))])
@@ -134,7 +151,9 @@ def test_the_ghost_updates_of_every_profile_agree_with_their_closures() -> None:
                     expected[slots[v]] = compile_slotted(fold(e, machine.params), slots, machine.params)(
                         values, f
                     )
-                assert c_t.apply(values, f) == tuple(expected), (name, t.id)
+                got = c_t.apply(values, f)
+                assert got == tuple(expected), (name, t.id)
+                assert [type(v) for v in got] == [type(v) for v in expected], (name, t.id)
 
 
 def _other(rng: random.Random, type_: object) -> Value:
