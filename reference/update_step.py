@@ -11,7 +11,6 @@ set: every fact has a finite domain), and looked up after that; the rest are clo
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
 from operator import itemgetter
 from typing import Any
 
@@ -86,7 +85,7 @@ def update_step(
             except KeyError:  # a fact not readable here: evaluated as written, which names it
                 runs, rest = _runs(tuple(fixed)), as_written
             else:
-                runs, rest = rows.get(key) or _remember(rows, key, made(values, f))
+                runs, rest = rows.get(key) or made(values, f, key)
             for where, part in runs:
                 out[where] = part
             for i, fn, check in rest:  # simultaneous: every right side reads the pre-state
@@ -154,7 +153,7 @@ def _rows(
     limit: int,
     too_large: TooLarge,
 ) -> tuple[
-    Picker, Picker, dict[tuple[Any, Any], Row], Callable[[Values, Mapping[str, Value]], Row], Computed
+    Picker, Picker, dict[tuple[Any, Any], Row], Callable[[Values, Mapping[str, Value], Any], Row], Computed
 ]:
     """What reads a row's key (the facts and the few-valued variables the tabled updates read),
     the rows by key, what makes a row, and the tabled updates as written (for a fact that is
@@ -171,7 +170,24 @@ def _rows(
         tuple((slot, compile_slotted(e, slots, params), slot in checks) for slot, e in tabled) + computed
     )
 
-    def made(values: Values, f: Mapping[str, Value]) -> Row:
+    seen: set[tuple[Any, Any]] = set()
+    written: Row = (_runs(fixed), as_written)
+
+    def made(values: Values, f: Mapping[str, Value], key: tuple[Any, Any]) -> Row:
+        """The row for `key`, made and remembered the second time the key comes (a key met once,
+        as most are in a short fuzzed turn, is not worth the folding): the first time, the
+        updates as written."""
+        if key not in seen:
+            if len(seen) >= ROWS_LIMIT:
+                seen.clear()
+            seen.add(key)
+            return written
+        if len(rows) >= ROWS_LIMIT:
+            rows.clear()
+        row = rows[key] = partial(values, f)
+        return row
+
+    def partial(values: Values, f: Mapping[str, Value]) -> Row:
         known: dict[tuple[str, str], Value] = {("var", names[i]): values[i] for i in var_slots}
         known.update((("fact", n), f[n]) for n in fact_names)
         writes: list[tuple[int, Value]] = list(fixed)
@@ -194,22 +210,19 @@ def _bind(e: Expr, known: Mapping[tuple[str, str], Value]) -> Expr:
     if isinstance(e, Ref):
         found = known.get((e.kind, e.name), _UNKNOWN)
         return e if found is _UNKNOWN else Lit(found, e.type)  # type: ignore[arg-type]
-    if isinstance(e, Not | Neg):
-        return replace(e, operand=_bind(e.operand, known))
-    if isinstance(e, Arith | Compare):
-        return replace(e, left=_bind(e.left, known), right=_bind(e.right, known))
+    if isinstance(e, Not):
+        return Not(_bind(e.operand, known), e.type)
+    if isinstance(e, Neg):
+        return Neg(_bind(e.operand, known), e.type)
+    if isinstance(e, Arith):
+        return Arith(e.op, _bind(e.left, known), _bind(e.right, known), e.type)
+    if isinstance(e, Compare):
+        return Compare(e.op, _bind(e.left, known), _bind(e.right, known), e.type)
     if isinstance(e, Logic):
-        return replace(e, operands=tuple(_bind(o, known) for o in e.operands))
+        return Logic(e.op, tuple(_bind(o, known) for o in e.operands), e.type)
     if isinstance(e, Cond):
-        return replace(e, test=_bind(e.test, known), then=_bind(e.then, known), orelse=_bind(e.orelse, known))
+        return Cond(_bind(e.test, known), _bind(e.then, known), _bind(e.orelse, known), e.type)
     return e
 
 
 _UNKNOWN = object()
-
-
-def _remember(rows: dict[tuple[Any, Any], Row], key: tuple[Any, Any], row: Row) -> Row:
-    if len(rows) >= ROWS_LIMIT:
-        rows.clear()
-    rows[key] = row
-    return row
