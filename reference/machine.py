@@ -122,8 +122,9 @@ class Machine:
         self._fact_maps: dict[Facts, dict[str, Value]] = {(): {}}
         self._contracts = {name: FastContract(table, op) for name, op in table.operations.items()}
         self._answers: dict[int, _Answer] = {}
-        self._last_answer: _Answer = (Outcome(facts={}), "", None, (), {})
         """What each outcome (by identity) means as the answer to an operation."""
+        self._last_answer: _Answer = (Outcome(facts={}), "", None, (), {})
+        """The entry `violation` looked up last, for `take_outcome` right after it."""
         self._by_content: dict[tuple[object, ...], _Meaning] = {}
         """The same by the operation and the outcome's content (a host that builds a new outcome
         per call returns few distinct ones)."""

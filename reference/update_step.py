@@ -2,10 +2,11 @@
 
 What one step pays per update is a closure call or more; the claims' ghost updates make most
 of them (19 per host call at deeptutor-scheduler), and most of those are decided before any
-state or read only finite-domain inputs. So: a constant update is written, not evaluated; an
-update that keeps its variable is dropped; the updates that read only facts and boolean or
-enum variables are evaluated together, once per distinct tuple of what they read (a finite
-set: every fact has a finite domain), and looked up after that; the rest are closures.
+state, or by the facts and booleans they read. So: a constant update is written, not
+evaluated; an update that keeps its variable is dropped; the updates that read a fact or a
+boolean or enum variable are partially evaluated once per distinct tuple of those inputs (a
+finite set: every fact has a finite domain), into constants and what is left to read the
+integers; the rest are closures. The values are written as runs of neighbouring slots.
 """
 
 from __future__ import annotations
