@@ -5,14 +5,16 @@ parameter at all, so compiling stops costing more than running."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from weakref import ref
 
-from turnbound.reference.expr import Expr, refs
+from turnbound.reference.expr import Expr, Lit, refs
 from turnbound.reference.expr_compile import Slotted, compile_slotted
 from turnbound.reference.expr_fold import fold
 from turnbound.reference.table import Table, Transition
+from turnbound.reference.types import Value
+from turnbound.reference.update_step import Updater, slot_picker
 
 SHARED_LIMIT = 50_000
 """Compiled transitions kept per table across its machines (cleared past this)."""
@@ -41,6 +43,8 @@ class CompiledTransition:
     read_slots: tuple[int, ...] = ()
     """The variables the updates read: with `read_facts`, all that decides what they make."""
     read_facts: tuple[str, ...] = ()
+    apply: Updater | None = None
+    """The updates as one function (`update_step`); None: they change nothing."""
 
 
 class SharedCompilations:
@@ -88,3 +92,31 @@ def reads_of(exprs: list[Expr], slots: Mapping[str, int]) -> tuple[tuple[int, ..
         tuple(sorted(slots[n] for n, k in names.items() if k == "var")),
         tuple(sorted(n for n, k in names.items() if k != "var" and k != "param")),
     )
+
+
+def counter_dict(named: tuple[tuple[str, int], ...]) -> Callable[[tuple[Value, ...]], dict[str, int]]:
+    """The counters (name, slot) as a fresh dict per call, built by a dict display for up to six
+    of them: `dict(zip(...))` costs several times more, and every host call records them."""
+    if len(named) > 6:
+        names, pick = tuple(n for n, _ in named), slot_picker(tuple(i for _, i in named))
+        return lambda v: dict(zip(names, pick(v), strict=True))
+    (a, i), (b, j), (c, k), (d, p), (e, q), (g, r) = named + (("", 0),) * (6 - len(named))
+    return [
+        lambda v: {},
+        lambda v: {a: v[i]},
+        lambda v: {a: v[i], b: v[j]},
+        lambda v: {a: v[i], b: v[j], c: v[k]},
+        lambda v: {a: v[i], b: v[j], c: v[k], d: v[p]},
+        lambda v: {a: v[i], b: v[j], c: v[k], d: v[p], e: v[q]},
+        lambda v: {a: v[i], b: v[j], c: v[k], d: v[p], e: v[q], g: v[r]},
+    ][len(named)]
+
+
+def arg_maker(
+    compiled: tuple[tuple[str, Slotted], ...], folded: list[Expr]
+) -> Callable[[tuple[Value, ...], Mapping[str, Value]], dict[str, Value]]:
+    """The arguments a host call sends, as a fresh dict per call (a step record keeps it)."""
+    if all(isinstance(e, Lit) for e in folded):
+        fixed = {name: e.value for (name, _), e in zip(compiled, folded, strict=True)}  # type: ignore[union-attr]
+        return lambda values, f: fixed.copy()
+    return lambda values, f: {name: fn(values, f) for name, fn in compiled}

@@ -12,13 +12,22 @@ state exists.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Literal
 
 from turnbound.reference.expr import Arith, Compare, Cond, Expr, Lit, Logic, Neg, Not, Ref
 from turnbound.reference.expr_compile import compile_expr
-from turnbound.reference.types import BOOL, BoolType, Value
+from turnbound.reference.types import BOOL, INT, BoolType, IntType, Value
 
 _REFLEXIVE = {"==": True, "<=": True, ">=": True, "!=": False, "<": False, ">": False}
 """A comparison of a subtree with itself."""
+_NEGATED: dict[str, Literal["<", "<=", ">", ">=", "==", "!="]] = {
+    "<": ">=",
+    "<=": ">",
+    ">": "<=",
+    ">=": "<",
+    "==": "!=",
+    "!=": "==",
+}
 
 
 def fold(node: Expr, params: Mapping[str, Value]) -> Expr:
@@ -31,12 +40,7 @@ def fold(node: Expr, params: Mapping[str, Value]) -> Expr:
             return Lit(params[node.name], node.type)
         return node
     if isinstance(node, Not):
-        inner = fold(node.operand, params)
-        if isinstance(inner, Lit):
-            return Lit(not inner.value, BOOL)
-        if isinstance(inner, Not):
-            return inner.operand
-        return Not(inner, node.type)
+        return _negate(fold(node.operand, params))
     if isinstance(node, Neg):
         inner = fold(node.operand, params)
         return _constant(Neg(inner, node.type)) if isinstance(inner, Lit) else Neg(inner, node.type)
@@ -53,6 +57,21 @@ def fold(node: Expr, params: Mapping[str, Value]) -> Expr:
     if then == orelse:
         return then
     return Cond(test, then, orelse, node.type)
+
+
+def _negate(node: Expr) -> Expr:
+    """`not node`, pushed down to the leaves (De Morgan; every comparable type is totally
+    ordered): a negated conjunction of literals compiles to one closure (`expr_compile`)."""
+    if isinstance(node, Lit):
+        return Lit(not node.value, BOOL)
+    if isinstance(node, Not):
+        return node.operand
+    if isinstance(node, Compare):
+        return Compare(_NEGATED[node.op], node.left, node.right, node.type)
+    if isinstance(node, Logic):
+        dual: Literal["and", "or"] = "or" if node.op == "and" else "and"
+        return _logic(Logic(dual, (), node.type), [_negate(o) for o in node.operands])
+    return Not(node, BOOL)
 
 
 def _constant(node: Expr) -> Lit:
@@ -79,6 +98,10 @@ def _compare(node: Compare, left: Expr, right: Expr) -> Expr:
         return _constant(Compare(node.op, left, right, node.type))
     if left == right:
         return Lit(_REFLEXIVE[node.op], BOOL)
+    if isinstance(left.type, IntType) and isinstance(right.type, IntType):
+        gap = _constant_gap(left, right)
+        if gap is not None:
+            return _constant(Compare(node.op, Lit(gap, INT), Lit(0, INT), node.type))
     if node.op in ("==", "!=") and isinstance(left.type, BoolType):
         # `true == x` is x, `false == x` is not x (and the other way round for !=).
         if isinstance(right, Lit):
@@ -87,6 +110,45 @@ def _compare(node: Compare, left: Expr, right: Expr) -> Expr:
             same = left.value == (node.op == "==")
             return right if same else Not(right)
     return Compare(node.op, left, right, node.type)
+
+
+Linear = dict[Expr, int]
+"""An integer expression as a sum of coefficient * term; the constant's term is `_ONE`."""
+_ONE = Lit(1, INT)
+
+
+def _linear(node: Expr) -> Linear:
+    """`node` as a linear combination of its non-linear parts (read names, products of two
+    non-constants, conditionals): equal parts have equal values, every expression being pure."""
+    if isinstance(node, Lit):
+        return {_ONE: node.value}  # type: ignore[dict-item]
+    if isinstance(node, Neg):
+        return {k: -c for k, c in _linear(node.operand).items()}
+    if isinstance(node, Arith):
+        left, right = _linear(node.left), _linear(node.right)
+        if node.op == "*":
+            if set(right) == {_ONE}:
+                return {k: c * right[_ONE] for k, c in left.items()}
+            if set(left) == {_ONE}:
+                return {k: c * left[_ONE] for k, c in right.items()}
+            return {node: 1}
+        sign = 1 if node.op == "+" else -1
+        out = dict(left)
+        for k, c in right.items():
+            out[k] = out.get(k, 0) + sign * c
+        return out
+    return {node: 1}
+
+
+def _constant_gap(left: Expr, right: Expr) -> int | None:
+    """`left - right` when it is the same number at every state (`x + 1 == x` is false,
+    `(a + 1) + b == (a + b) + 1` true), else None."""
+    gap = _linear(left)
+    for k, c in _linear(right).items():
+        gap[k] = gap.get(k, 0) - c
+    if any(c != 0 for k, c in gap.items() if k != _ONE):
+        return None
+    return gap.get(_ONE, 0)
 
 
 def _logic(node: Logic, operands: list[Expr]) -> Expr:

@@ -10,24 +10,37 @@ the typed tree, never eval), reads variables by slot and facts from one mapping 
 distinct fact tuple, and checks each operation's contract with precomputed sets. A
 table the loader proved deterministic (`turnbound.reference.proved`) takes the first
 enabled guard; any other table evaluates every guard, so a broken one is still named.
+
+Why this module is long: the step and the caches that make it cheap (compiled transitions per
+location, an outcome's verdict and completed facts by identity and by content, one mapping per
+fact tuple) share the machine's state; apart, each would reach into the others.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from itertools import product
 from typing import NamedTuple
 
-from turnbound.reference.compiled import CompiledTransition, compiled_expr, reads_of, shared_compilations
+from turnbound.reference.compiled import (
+    CompiledTransition,
+    arg_maker,
+    compiled_expr,
+    counter_dict,
+    reads_of,
+    shared_compilations,
+)
 from turnbound.reference.contract_check import FastContract
 from turnbound.reference.errors import DefinitionError, Nondeterminism, StuckState, ValueTooLarge
-from turnbound.reference.expr import refs
-from turnbound.reference.expr_compile import compile_expr
+from turnbound.reference.expr import Expr, refs
+from turnbound.reference.expr_compile import Slotted, compile_expr
+from turnbound.reference.expr_fold import fold
 from turnbound.reference.outcomes import Outcome, complete, contract_violation
 from turnbound.reference.proved import guards_proved
 from turnbound.reference.table import CONTRACT_VIOLATION, Operation, Table, Transition
 from turnbound.reference.types import IntType, Value
-from turnbound.reference.update_memo import MEMO_LIMIT, Plan, slot_picker
+from turnbound.reference.update_memo import MEMO_LIMIT, Plan
+from turnbound.reference.update_step import Updater, update_step
 
 INT_LIMIT = 2**63
 """No variable ever holds an integer beyond +-INT_LIMIT: an update that leaves it grows
@@ -46,6 +59,10 @@ class State(NamedTuple):
 
 
 Facts = tuple[tuple[str, Value], ...]
+_Meaning = tuple[str | None, Facts, dict[str, Value]]
+"""An outcome's contract verdict (None: accepted) and its completed facts (empty if rejected)."""
+_Answer = tuple[Outcome, str, str | None, Facts, dict[str, Value]]
+"""The outcome, the operation it answered, and its meaning."""
 
 _new_state = tuple.__new__
 """`State` built from one tuple without the named tuple's Python-level constructor."""
@@ -91,9 +108,9 @@ class Machine:
         self._made = {v.name for v in table.variables if ghosts or not v.ghost}
         self.var_names = tuple(v.name for v in table.variables)
         self._index = {name: i for i, name in enumerate(self.var_names)}
-        self._counters = tuple((n, self._index[n]) for n in table.counters)
-        self._counter_names = tuple(table.counters)
-        self._counter_values = slot_picker(tuple(self._index[n] for n in table.counters))
+        self._int_slots = frozenset(i for i, v in enumerate(table.variables) if isinstance(v.type, IntType))
+        self._finite_vars = frozenset(v.name for v in table.variables if not isinstance(v.type, IntType))
+        self._counter_dict = counter_dict(tuple((n, self._index[n]) for n in table.counters))
         self._out: dict[str, tuple[CompiledTransition, ...]] = {}
         """Each location's transitions, compiled when a run first reaches it (a conformance run
         builds a machine per parameter assignment and visits few locations)."""
@@ -104,8 +121,18 @@ class Machine:
         self._env: tuple[State, dict[str, Value]] | None = None
         self._fact_maps: dict[Facts, dict[str, Value]] = {(): {}}
         self._contracts = {name: FastContract(table, op) for name, op in table.operations.items()}
-        self._verdicts: dict[tuple[str, int], tuple[Outcome, str | None]] = {}
-        self._completed: dict[tuple[str, int], tuple[Outcome, Facts, dict[str, Value]]] = {}
+        self._answers: dict[int, _Answer] = {}
+        """What each outcome (by identity) means as the answer to an operation."""
+        self._last_answer: _Answer = (Outcome(facts={}), "", None, (), {})
+        """The entry `violation` looked up last, for `take_outcome` right after it."""
+        self._by_content: dict[tuple[object, ...], _Meaning] = {}
+        """The same by the operation and the outcome's content (a host that builds a new outcome
+        per call returns few distinct ones)."""
+        self._guards: dict[str, tuple[tuple[Slotted, Transition], ...]] = {}
+        self._arg_makers: dict[str, Callable[[tuple[Value, ...], Mapping[str, Value]], dict[str, Value]]] = {}
+        self._last_facts: Facts = ()
+        self._last_f: Mapping[str, Value] = {}
+        """The mapping of the fact tuple last read or made (a run reads each state's facts twice)."""
         self._initial: State | None = None
         self._memo = memo
         """True: each transition's updates are remembered by the values they read (`_remembered`):
@@ -134,13 +161,23 @@ class Machine:
             tuple((a, compiled_expr(e, slots, params)) for a, e in t.args),
             tuple((slots[v], compiled_expr(e, slots, params)) for v, e in updates),
             t.op is not None and not read <= own,
-            tuple(slots[v] for v, _ in updates if isinstance(self.table.variables[slots[v]].type, IntType)),
+            tuple(slots[v] for v, _ in updates if slots[v] in self._int_slots),
             *reads_of([e for _, e in updates], slots),
+            apply=self._update_step(t, updates),
         )
+
+    def _update_step(self, t: Transition, updates: list[tuple[str, Expr]]) -> Updater | None:
+        def too_large(slot: int, v: int) -> ValueTooLarge:
+            return _too_large(self.var_names[slot], t.id, v)
+
+        slots, params = self._index, self.params
+        folded = [(slots[v], fold(e, params)) for v, e in updates]
+        return update_step(folded, slots, params, self._finite_vars, self._int_slots, INT_LIMIT, too_large)
 
     def _at(self, location: str) -> tuple[CompiledTransition, ...]:
         compiled = tuple(self._compile(t) for t in self.table.outgoing.get(location, ()))
         self._out[location] = compiled
+        self._guards[location] = tuple((c.guard, c.t) for c in compiled)
         self._by_id.update((c.t.id, c) for c in compiled)
         return compiled
 
@@ -148,13 +185,16 @@ class Machine:
         self._at(t.source)
         return self._by_id[t.id]
 
-    def _facts(self, facts: Facts) -> dict[str, Value]:
+    def _facts(self, facts: Facts) -> Mapping[str, Value]:
         """One shared mapping per distinct fact tuple (read-only)."""
+        if facts is self._last_facts:
+            return self._last_f
         found = self._fact_maps.get(facts)
         if found is None:
             if len(self._fact_maps) > _OUTCOME_MEMO:
                 self._fact_maps = {(): {}}
             found = self._fact_maps[facts] = dict(facts)
+        self._last_facts, self._last_f = facts, found
         return found
 
     # -- states ----------------------------------------------------------
@@ -185,7 +225,7 @@ class Machine:
         return dict(named) if self.ghosts else {k: v for k, v in named if k in self._made}
 
     def counters(self, state: State) -> dict[str, int]:
-        return dict(zip(self._counter_names, self._counter_values(state.values), strict=False))
+        return self._counter_dict(state.values)
 
     def describe(self, state: State) -> str:
         parts = [f"{k}={v}" for k, v in self.variables(state).items()] + [f"{k}={v}" for k, v in state.facts]
@@ -196,52 +236,51 @@ class Machine:
     def select(self, state: State) -> Transition:
         """The one enabled transition; a stuck or nondeterministic state is an error naming all candidates."""
         location, values, facts = state
-        candidates = self._out.get(location)
-        if candidates is None:
-            candidates = self._at(location)
-        f = self._fact_maps.get(facts) or self._facts(facts)
+        guards = self._guards.get(location)
+        if guards is None:
+            self._at(location)
+            guards = self._guards[location]
+        f = self._last_f if facts is self._last_facts else self._facts(facts)
         if self._first_enabled:
-            for c in candidates:
-                if c.guard(values, f):
-                    return c.t
-            raise StuckState(location, self.describe(state), [c.t.id for c in candidates])
-        enabled = [c.t for c in candidates if c.guard(values, f)]
+            for guard, t in guards:
+                if guard(values, f):
+                    return t
+            raise StuckState(location, self.describe(state), [t.id for _, t in guards])
+        enabled = [t for guard, t in guards if guard(values, f)]
         if len(enabled) == 1:
             return enabled[0]
         if not enabled:
-            raise StuckState(location, self.describe(state), [c.t.id for c in candidates])
+            raise StuckState(location, self.describe(state), [t.id for _, t in guards])
         raise Nondeterminism(location, self.describe(state), [t.id for t in enabled])
 
     def args(self, state: State, t: Transition) -> dict[str, Value]:
-        compiled = (self._by_id.get(t.id) or self._transition(t)).args
-        if not compiled:
-            return {}
-        values, facts = state.values, state.facts
-        f = self._fact_maps.get(facts) or self._facts(facts)
-        return {name: fn(values, f) for name, fn in compiled}
+        make = self._arg_makers.get(t.id)
+        if make is None:
+            c = self._by_id.get(t.id) or self._transition(t)
+            make = self._arg_makers[t.id] = arg_maker(c.args, [fold(e, self.params) for _, e in t.args])
+        facts = state.facts
+        return make(state.values, self._last_f if facts is self._last_facts else self._facts(facts))
 
     def _raise_updates(self, t: Transition) -> dict[str, CompiledTransition]:
         """Per failure, the ghost updates a raise makes (compiled once, as a transition of their own)."""
         cached = self._raises.get(t.id)
         if cached is None:
             slots, params = self._index, self.params
-            cached = {
-                err: CompiledTransition(
+            cached = {}
+            for err, ups in t.raise_updates.items():
+                made = [(v, e) for v, e in ups if v in self._made]
+                if not made:
+                    continue
+                cached[err] = CompiledTransition(
                     t,
                     compiled_expr(t.guard, slots, params),
                     (),
-                    tuple((slots[v], compiled_expr(e, slots, params)) for v, e in ups if v in self._made),
+                    tuple((slots[v], compiled_expr(e, slots, params)) for v, e in made),
                     True,
-                    tuple(
-                        s
-                        for v, _ in ups
-                        if v in self._made and isinstance(self.table.variables[s := slots[v]].type, IntType)
-                    ),
-                    *reads_of([e for v, e in ups if v in self._made], slots),
+                    tuple(slots[v] for v, _ in made if slots[v] in self._int_slots),
+                    *reads_of([e for _, e in made], slots),
+                    apply=self._update_step(t, made),
                 )
-                for err, ups in t.raise_updates.items()
-                if any(v in self._made for v, _ in ups)
-            }
             self._raises[t.id] = cached
         return cached
 
@@ -250,18 +289,11 @@ class Machine:
     def _updated(
         self, c: CompiledTransition, values: tuple[Value, ...], f: Mapping[str, Value]
     ) -> tuple[Value, ...]:
-        if not c.updates:
+        if c.apply is None:
             return values
         if self._memo:
             return self._remembered(c, values, f)
-        out = list(values)
-        for i, fn in c.updates:  # simultaneous: every right side reads the pre-state
-            out[i] = fn(values, f)
-        for i in c.int_slots:
-            v = out[i]
-            if not -INT_LIMIT <= v <= INT_LIMIT:  # type: ignore[operator]
-                raise _too_large(self.var_names[i], c.t.id, v)  # type: ignore[arg-type]
-        return tuple(out)
+        return c.apply(values, f)
 
     def _remembered(
         self, c: CompiledTransition, values: tuple[Value, ...], f: Mapping[str, Value]
@@ -286,54 +318,88 @@ class Machine:
 
     def take_internal(self, state: State, t: Transition) -> State:
         c = self._by_id.get(t.id) or self._transition(t)
-        return _new_state(State, (t.target, self._updated(c, state.values, self._facts(state.facts)), ()))
+        values = state.values
+        if c.apply is not None:
+            facts = state.facts
+            f = self._last_f if facts is self._last_facts else self._facts(facts)
+            values = self._remembered(c, values, f) if self._memo else c.apply(values, f)
+        return _new_state(State, (t.target, values, ()))
 
     def violation(self, t: Transition, outcome: Outcome) -> str | None:
         assert t.op is not None
-        key = (t.op, id(outcome))
-        found = self._verdicts.get(key)
-        if found is not None and found[0] is outcome:
-            return found[1]
-        contract = self._contracts[t.op]
-        verdict = None if contract.accepts(outcome) else contract_violation(self.table, contract.op, outcome)
-        if len(self._verdicts) > _OUTCOME_MEMO:
-            self._verdicts.clear()
-        self._verdicts[key] = (outcome, verdict)
-        return verdict
+        found = self._answers.get(id(outcome))
+        if found is None or found[0] is not outcome or found[1] != t.op:
+            found = self._answer(t.op, outcome)
+        self._last_answer = found
+        return found[2]
+
+    def _answer(self, op: str, outcome: Outcome) -> _Answer:
+        """The contract's verdict on `outcome` and, if it holds, the outcome's facts (or failure
+        fields) with defaults filled in, sorted and as a mapping; remembered by identity and
+        content."""
+        given = outcome.facts if outcome.raise_ is None else outcome.fields
+        key: tuple[object, ...] | None = (op, outcome.raise_)
+        if given:
+            key = (op, outcome.raise_, tuple(given.items()), tuple(map(type, given.values())))
+        try:
+            meaning = self._by_content.get(key)  # type: ignore[arg-type]
+        except TypeError:  # an unhashable value (the contract rejects it)
+            key, meaning = None, None
+        if meaning is None:
+            contract = self._contracts[op]
+            if contract.accepts(outcome):
+                meaning = (None, *self._completed_facts(contract.op, outcome))
+            else:
+                meaning = (contract_violation(self.table, contract.op, outcome), (), {})
+            if key is not None:
+                if len(self._by_content) > _OUTCOME_MEMO:
+                    self._by_content.clear()
+                self._by_content[key] = meaning
+        if len(self._answers) > _OUTCOME_MEMO:
+            self._answers.clear()
+        found = self._answers[id(outcome)] = (outcome, op, *meaning)
+        return found
 
     def _completed_facts(self, op: Operation, outcome: Outcome) -> tuple[Facts, dict[str, Value]]:
         """The outcome's facts (or failure fields) with defaults filled in, sorted, and as a mapping."""
-        key = (op.name, id(outcome))
-        found = self._completed.get(key)
-        if found is not None and found[0] is outcome:
-            return found[1], found[2]
         if outcome.raise_ is not None:
             filled = complete(self.table.failures[outcome.raise_].fields, outcome.fields)
         else:
             filled = complete(op.facts, outcome.facts or {})
-        items = tuple(sorted(filled.items()))
-        if len(self._completed) > _OUTCOME_MEMO:
-            self._completed.clear()
-        self._completed[key] = (outcome, items, filled)
-        return items, filled
+        return tuple(sorted(filled.items())), filled
 
     def take_outcome(self, state: State, t: Transition, outcome: Outcome) -> State:
         """The state after `t`'s host call returned `outcome` (contract already checked)."""
-        found = self._completed.get((t.op or "", id(outcome)))
-        if found is not None and found[0] is outcome:
-            items, filled = found[1], found[2]
-        else:
+        found = self._last_answer  # the turn asked for the verdict first
+        if found[0] is not outcome or found[1] != t.op:
+            found = self._answers.get(id(outcome)) or self._answer(t.op or "", outcome)
+            if found[0] is not outcome or found[1] != t.op:
+                found = self._answer(t.op or "", outcome)
+        if found[2] is not None:  # not checked, and broken: its facts as given, defaults filled in
             items, filled = self._completed_facts(self.table.operations[t.op or ""], outcome)
+        else:
+            items, filled = found[3], found[4]
         if outcome.raise_ is not None:
-            values = state.values
-            ghost = self._raise_updates(t).get(outcome.raise_)
-            if ghost:
-                values = self._updated(ghost, values, {**self._facts(state.facts), **filled})
-            return _new_state(State, (t.on_raise[outcome.raise_], values, items))
+            return self._take_raise(state, t, outcome.raise_, items, filled)
         c = self._by_id.get(t.id) or self._transition(t)
-        if c.reads_earlier_facts:
-            filled = {**self._facts(state.facts), **filled}
-        return _new_state(State, (t.target, self._updated(c, state.values, filled), items))
+        values = state.values
+        if c.apply is not None:
+            f: Mapping[str, Value] = filled
+            if c.reads_earlier_facts:
+                f = {**self._facts(state.facts), **filled}
+            values = self._remembered(c, values, f) if self._memo else c.apply(values, f)
+        self._last_facts, self._last_f = items, filled
+        return _new_state(State, (t.target, values, items))
+
+    def _take_raise(
+        self, state: State, t: Transition, err: str, items: Facts, filled: dict[str, Value]
+    ) -> State:
+        values = state.values
+        ghost = self._raise_updates(t).get(err)
+        if ghost:
+            values = self._updated(ghost, values, {**self._facts(state.facts), **filled})
+        self._last_facts, self._last_f = items, filled
+        return _new_state(State, (t.on_raise[err], values, items))
 
     def contract_state(self, state: State) -> State:
         return State(CONTRACT_VIOLATION, state.values)

@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+from pydantic import BaseModel
 from turnbound.reference.errors import Livelock, RunError
 from turnbound.reference.host import Host
 from turnbound.reference.machine import Machine, State
@@ -73,7 +74,12 @@ def step_limit(table: Table, max_steps: int | None = None) -> int:
 F = TypeVar("F")
 
 _STEP_FIELDS = set(Step.model_fields)
-_set_attr = object.__setattr__
+_new_step = Step.__new__
+_set_dict = BaseModel.__dict__["__dict__"].__set__
+_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
+"""The model's slots, set through their descriptors (what `object.__setattr__` finds first)."""
 
 
 def trusted_step(
@@ -82,15 +88,13 @@ def trusted_step(
     """`Step.model_construct` for values the machine made itself, without its per-field loop
     (every field is given, the model has no aliases, extras or private attributes): a step
     record is built once per host call, the hottest allocation of a run."""
-    step = Step.__new__(Step)
-    _set_attr(
-        step,
-        "__dict__",
-        {"op": op, "args": args, "outcome": outcome, "counters": counters, "transition": transition},
+    step = _new_step(Step)
+    _set_dict(
+        step, {"op": op, "args": args, "outcome": outcome, "counters": counters, "transition": transition}
     )
-    _set_attr(step, "__pydantic_fields_set__", _STEP_FIELDS.copy())
-    _set_attr(step, "__pydantic_extra__", None)
-    _set_attr(step, "__pydantic_private__", None)
+    _set_fields_set(step, _STEP_FIELDS.copy())
+    _set_extra(step, None)
+    _set_private(step, None)
     return step
 
 
@@ -164,52 +168,54 @@ class Turn(Generic[F]):
         seen: set[object] | None = None
         internal = 0
         path = self.path
-        while not m.is_terminal(self.state):
+        state = self.state
+        while not m.is_terminal(state):
             if len(self.steps) >= self.horizon:
                 self.terminal = HORIZON
                 return None
-            t = m.select(self.state)
+            t = m.select(state)
             path.append(t.id)
             if t.op is not None:
-                self.pending = (t, m.args(self.state, t))
+                self.pending = (t, m.args(state, t))
                 return None
             if seen is None:
                 seen = set()
-            elif self.state in seen:
-                raise Livelock(self.state.location, internal, self.path[-internal - 1 :], repeats=True)
+            elif state in seen:
+                raise Livelock(state.location, internal, path[-internal - 1 :], repeats=True)
             if internal >= MAX_INTERNAL:
-                raise Livelock(self.state.location, internal, self.path[-4:])
-            seen.add(self.state)
+                raise Livelock(state.location, internal, path[-4:])
+            seen.add(state)
             internal += 1
-            self.state = m.take_internal(self.state, t)
+            state = self.state = m.take_internal(state, t)
             self._entered = (False, t.id)
             found = self.on_state()
             if found is not None:
                 return found
-        self.terminal = self.state.location
+            state = self.state  # a hook may have moved the turn on
+        self.terminal = state.location
         return self.on_terminal()
 
     def answer(self, outcome: Outcome) -> F | None:
         """Give the pending host call its outcome and advance to the next request."""
-        try:
-            return self._answer(outcome)
-        except RunError as exc:
-            return self.on_error(exc)
-
-    def _answer(self, outcome: Outcome) -> F | None:
-        assert self.pending is not None, "no host call is pending"
-        t, args = self.pending
+        pending = self.pending
+        assert pending is not None, "no host call is pending"
+        t, args = pending
         m = self.machine
         self.pending = None
-        violation = m.violation(t, outcome)
-        self.state = m.contract_state(self.state) if violation else m.take_outcome(self.state, t, outcome)
-        step = trusted_step(t.op or "", args, outcome, m.counters(self.state), t.id)
-        self.steps.append(step)
-        self._entered = (True, t.id)
-        if violation is not None:
-            self.violation, self.terminal = violation, CONTRACT_VIOLATION
-            return self.on_state()
-        return self.on_call(step) or self.on_state() or self._advance()
+        try:
+            violation = m.violation(t, outcome)
+            state = self.state = (
+                m.contract_state(self.state) if violation else m.take_outcome(self.state, t, outcome)
+            )
+            step = trusted_step(t.op or "", args, outcome, m.counters(state), t.id)
+            self.steps.append(step)
+            self._entered = (True, t.id)
+            if violation is not None:
+                self.violation, self.terminal = violation, CONTRACT_VIOLATION
+                return self.on_state()
+            return self.on_call(step) or self.on_state() or self._advance()
+        except RunError as exc:
+            return self.on_error(exc)
 
     def cut(self) -> None:
         """Abort a turn that still asks for host calls: it ends at `horizon`."""

@@ -8,22 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from operator import itemgetter
 from typing import Any
 
 from turnbound.reference.compiled import CompiledTransition
 from turnbound.reference.types import Value
-
-
-def slot_picker(slots: tuple[Any, ...]) -> Callable[[Any], tuple[Any, ...]]:
-    """The items at these slots (of a tuple) or keys (of a mapping), always as a tuple."""
-    if len(slots) == 1:
-        only = slots[0]
-        return lambda values: (values[only],)
-    if not slots:
-        return lambda values: ()
-    return itemgetter(*slots)
-
+from turnbound.reference.update_step import slot_picker
 
 MEMO_LIMIT = 50_000
 """Update results remembered per transition in a machine with `memo=True` (cleared past this)."""

@@ -15,7 +15,7 @@ from turnbound.reference.profiles import load_profile, profile_names
 from turnbound.reference.proved import guards_proved
 from turnbound.reference.readable import readable_facts, table_entering
 from turnbound.reference.stepping import trusted_step
-from turnbound.reference.table import Table
+from turnbound.reference.table import Table, ValueSpec
 from turnbound.reference.trace import Step
 from turnbound.reference.types import BoolType, IntType, Value
 
@@ -29,12 +29,15 @@ def _value(rng: random.Random, type_: object) -> Value:
     return rng.choice(list(members))
 
 
-def _exprs(table: Table) -> list[tuple[str, Expr]]:
-    out: list[tuple[str, Expr]] = []
+def _exprs(table: Table) -> list[tuple[str, Expr, tuple[ValueSpec, ...]]]:
+    """Each guard, argument and update with where it is evaluated and the facts it may read
+    besides that location's: a host call's updates read the call's own facts too."""
+    out: list[tuple[str, Expr, tuple[ValueSpec, ...]]] = []
     for t in table.transitions:
-        out.append((t.source, t.guard))
-        out.extend((t.source, e) for _, e in t.args)
-        out.extend((t.source, e) for _, e in t.updates)
+        own = table.operations[t.op].facts if t.op is not None else ()
+        out.append((t.source, t.guard, ()))
+        out.extend((t.source, e, ()) for _, e in t.args)
+        out.extend((t.source, e, own) for _, e in t.updates)
     return out
 
 
@@ -46,11 +49,12 @@ def test_slotted_closures_agree_with_environment_closures(name: str) -> None:
     readable = readable_facts(table.initial, table_entering(table))
     rng = random.Random(name)
     checked = 0
-    for location, expr in _exprs(table):
+    for location, expr, own in _exprs(table):
         plain, slotted = compile_expr(expr), compile_slotted(expr, slots, machine.params)
         for _ in range(20):
             values = tuple(_value(rng, v.type) for v in table.variables)
             facts = {n: _value(rng, specs[0].domain.type) for n, specs in readable.get(location, {}).items()}
+            facts |= {spec.name: _value(rng, spec.domain.type) for spec in own}
             env = {**machine.params, **dict(zip(machine.var_names, values, strict=True)), **facts}
             try:
                 expected: object = plain(env)

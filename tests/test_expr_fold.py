@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from turnbound.reference.expr import Arith, Compare, Cond, Expr, Lit, Logic, Not, Ref, render
+from turnbound.reference.expr import Arith, Compare, Cond, Expr, Lit, Logic, Neg, Not, Ref, render
 from turnbound.reference.expr_compile import compile_expr
 from turnbound.reference.expr_fold import fold
 from turnbound.reference.profiles import load_profile, profile_names
@@ -90,11 +90,34 @@ n = Ref("n", "param", INT)
             Logic("or", (b, Not(b), Compare(">", x, y))),
         ),
         (Not(Not(b)), b),
+        (Not(Compare("<", x, n)), Compare(">=", x, Lit(3, INT))),
+        (Not(Compare("!=", x, y)), Compare("==", x, y)),
+        (Not(Logic("and", (b, Compare("<", x, y)))), Logic("or", (Not(b), Compare(">=", x, y)))),
+        (Not(Logic("or", (Not(b), Logic("and", (b, Not(b)))))), Logic("and", (b, Logic("or", (Not(b), b))))),
         (Arith("+", x, Arith("-", n, Lit(3, INT))), x),
         (Arith("*", Lit(1, INT), y), y),
         (Cond(Compare(">", n, Lit(0, INT)), x, y), x),
         (Cond(b, x, x), x),
         (Arith("+", n, Lit(4, INT)), Lit(7, INT)),
+        (Compare("==", x, Arith("+", x, Lit(1, INT))), Lit(False, BOOL)),
+        (Compare("<", Arith("-", x, n), x), Lit(True, BOOL)),
+        (
+            Compare(
+                "==", Arith("+", Arith("+", x, Lit(1, INT)), y), Arith("+", Arith("+", x, y), Lit(1, INT))
+            ),
+            Lit(True, BOOL),
+        ),
+        (Compare(">=", Arith("*", Lit(2, INT), x), Arith("+", x, x)), Lit(True, BOOL)),
+        (Compare("!=", Neg(Arith("-", y, x)), Arith("-", x, y)), Lit(False, BOOL)),
+        (Compare("==", Arith("*", x, y), Arith("*", x, y)), Lit(True, BOOL)),
+        (
+            Compare("<", Arith("+", x, y), Arith("+", x, Lit(1, INT))),
+            Compare("<", Arith("+", x, y), Arith("+", x, Lit(1, INT))),
+        ),
+        (
+            Compare("==", Arith("*", x, y), Arith("*", y, x)),
+            Compare("==", Arith("*", x, y), Arith("*", y, x)),
+        ),
     ],
 )
 def test_each_rewrite(expr: Expr, folded: Expr) -> None:
