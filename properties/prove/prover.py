@@ -8,6 +8,10 @@ for every k up to the limit, the counterexample to induction at k = 1 is reporte
 a state and a step, so the author can add a lemma. Whether a failed proof is a
 real violation is decided by bounded model checking (`turnbound.properties.prove.witness`),
 whose witnesses are replayed on the interpreter.
+
+Why this module is long: the phases share one claim-by-claim schedule and budget, and
+the two halves of k-induction share the frames, cached terms and incremental solvers
+kept here; split apart, each piece would need the whole prover's state anyway.
 """
 
 from __future__ import annotations
