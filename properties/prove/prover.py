@@ -8,6 +8,10 @@ for every k up to the limit, the counterexample to induction at k = 1 is reporte
 a state and a step, so the author can add a lemma. Whether a failed proof is a
 real violation is decided by bounded model checking (`turnbound.properties.prove.witness`),
 whose witnesses are replayed on the interpreter.
+
+Why this module is long: the phases share one claim-by-claim schedule and budget, and
+the two halves of k-induction share the frames, cached terms and incremental solvers
+kept here; split apart, each piece would need the whole prover's state anyway.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from turnbound.properties.prove.goals import Goal, table_goals
 from turnbound.properties.prove.pdr import pdr
 from turnbound.properties.prove.strengthening import Strengthening, infer
 from turnbound.properties.prove.witness import BeyondHorizon, ConcreteRun, find_tight, find_violation
-from turnbound.properties.prove.z3fast import Undecided, check, conj, solver
+from turnbound.properties.prove.z3fast import Undecided, check, conj, limit
 from turnbound.reference.errors import DefinitionError
 from turnbound.reference.table import Table, TraceProperty
 from turnbound.reference.types import Value
@@ -89,6 +93,11 @@ class CounterexampleToInduction:
 def _monitor_name(p: TraceProperty) -> str:
     """How a ghost monitor reads in a counterexample: a call count, or idle/armed/violated."""
     return f"calls({p.op})" if p.kind == "at_most" else f"monitor({p.name}) (0 idle, 1 armed, 2 violated)"
+
+
+def _pdr_order(w: _Work) -> int:
+    """Lemmas first: an author states one to help other claims, which may then need no Spacer run."""
+    return 0 if w.goal.kind == "lemma" else 1
 
 
 def _fmt(values: dict[str, Value] | dict[str, int]) -> str:
@@ -163,6 +172,9 @@ class Prover:
     _pool: list[Frame] = field(default_factory=list, init=False)
     """Frames every induction query shares: the terms on them are built once (`_term`)."""
     _terms: dict[tuple[str, int], z3.BoolRef] = field(default_factory=dict, init=False)
+    _solvers: dict[tuple[str, int], z3.Solver] = field(default_factory=dict, init=False)
+    _facts_in: dict[tuple[str, int], int] = field(default_factory=dict, init=False)
+    """How many of the proved claims each step solver has been given."""
 
     def __post_init__(self) -> None:
         self.enc = Encoding(self.table)
@@ -219,10 +231,8 @@ class Prover:
     def _step(self, i: int) -> z3.BoolRef:
         return self._term("step", i, lambda: self.enc.step(self._pool[i], self._pool[i + 1]))
 
-    def _background(self, i: int) -> z3.BoolRef:
-        """`background` on pool frame i."""
-        inferred = self._term("strengthening", i, lambda: self.strengthening.holds(self.enc, self._pool[i]))
-        return conj([inferred, *[self._holds(g, i) for g in self._proved]])
+    def _inferred(self, i: int) -> z3.BoolRef:
+        return self._term("strengthening", i, lambda: self.strengthening.holds(self.enc, self._pool[i]))
 
     def prove(self, goal: Goal) -> ProofResult:
         return self.prove_all([goal.name])[0]
@@ -235,7 +245,7 @@ class Prover:
         self.strengthening  # noqa: B018  (computed once, outside every claim's time)
         work = [_Work(g, self.timeout) for g in goals]
         self._induction_rounds(work)
-        for w in work:
+        for w in sorted(work, key=_pdr_order):
             if w.result is None and w.goal.expect == "violated":
                 self._timed(w, self._refute_within_ranges)
             if w.result is None and self.use_pdr:
@@ -335,31 +345,69 @@ class Prover:
 
     # -- the two halves of k-induction ------------------------------------------------
 
+    def _solver(self, kind: str, k: int, make: Callable[[], list[z3.BoolRef]]) -> z3.Solver:
+        """One incremental solver per half and k: the frames, steps and strengthening are asserted
+        once, each claim is checked under push/pop, and every proved claim is added for good (it
+        holds in every reachable state, so adding it loses nothing)."""
+        key = (kind, k)
+        s = self._solvers.get(key)
+        if s is None:
+            s = self._solvers[key] = z3.SimpleSolver()
+            s.add(*make())
+            self._facts_in[key] = 0
+        return s
+
     def base_case(self, goal: Goal, k: int, deadline: float) -> bool:
         """No run of exactly k-1 steps from the initial state ends where the claim is false."""
         enc = self.enc
         frames = self._frames(k)
-        s = solver(deadline)
-        s.add(enc.parameter_domain(), self._term("initial", 0, lambda: enc.initial(frames[0])))
-        s.add(*[self._typing(i) for i in range(k)])
-        s.add(*[self._step(i) for i in range(k - 1)])
-        s.add(z3.Not(self._holds(goal, k - 1)))
-        return bool(check(s) == z3.unsat)
+
+        def make() -> list[z3.BoolRef]:
+            initial = self._term("initial", 0, lambda: enc.initial(frames[0]))
+            return [
+                enc.parameter_domain(),
+                initial,
+                *[self._typing(i) for i in range(k)],
+                *[self._step(i) for i in range(k - 1)],
+            ]
+
+        s = self._solver("base", k, make)
+        limit(s, deadline)
+        s.push()
+        try:
+            s.add(z3.Not(self._holds(goal, k - 1)))
+            return bool(check(s) == z3.unsat)
+        finally:
+            s.pop()
 
     def step_case(self, goal: Goal, k: int, deadline: float) -> CounterexampleToInduction | None:
         """None if k states where the claim holds are always followed by one where it holds."""
         enc = self.enc
         frames = self._frames(k + 1)
-        s = solver(deadline)
-        s.add(enc.parameter_domain())
-        s.add(*[self._typing(i) for i in range(k + 1)])
-        s.add(*[self._background(i) for i in range(k + 1)])
-        s.add(*[self._step(i) for i in range(k)])
-        s.add(conj([self._holds(goal, i) for i in range(k)]))
-        s.add(z3.Not(self._holds(goal, k)))
-        if check(s) == z3.unsat:
-            return None
-        m = s.model()
+
+        def make() -> list[z3.BoolRef]:
+            return [
+                enc.parameter_domain(),
+                *[self._typing(i) for i in range(k + 1)],
+                *[self._inferred(i) for i in range(k + 1)],
+                *[self._step(i) for i in range(k)],
+            ]
+
+        s = self._solver("step", k, make)
+        key = ("step", k)
+        for g in self._proved[self._facts_in[key] :]:
+            s.add(*[self._holds(g, i) for i in range(k + 1)])
+        self._facts_in[key] = len(self._proved)
+        limit(s, deadline)
+        s.push()
+        try:
+            s.add(conj([self._holds(goal, i) for i in range(k)]))
+            s.add(z3.Not(self._holds(goal, k)))
+            if check(s) == z3.unsat:
+                return None
+            m = s.model()
+        finally:
+            s.pop()
         before, after = frames[-2], frames[-1]
         e = enc.read_edge(m, before)
         monitors = tuple(
