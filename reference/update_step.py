@@ -74,39 +74,36 @@ def update_step(
         return None
     checks_t = frozenset(checks)
     computed_t = tuple((slot, fn, slot in checks_t) for slot, fn in computed)
+
+    def write(values: Values, f: Mapping[str, Value], runs: Runs, rest: Computed) -> Values:
+        out = list(values)
+        for where, part in runs:
+            out[where] = part
+        for i, fn, check in rest:  # simultaneous: every right side reads the pre-state
+            v = out[i] = fn(values, f)
+            if check and not -limit <= v <= limit:  # type: ignore[operator]
+                raise too_large(i, v)  # type: ignore[arg-type]
+        return tuple(out)
+
     if tabled:
         pick_vars, pick_facts, rows, made, as_written = _rows(
             tabled, tuple(fixed), computed_t, slots, params, finite_vars, checks_t, limit, too_large
         )
 
         def apply(values: Values, f: Mapping[str, Value]) -> Values:
-            out = list(values)
             try:
                 key = (pick_vars(values), pick_facts(f))
             except KeyError:  # a fact not readable here: evaluated as written, which names it
                 runs, rest = _runs(tuple(fixed)), as_written
             else:
                 runs, rest = rows.get(key) or made(values, f, key)
-            for where, part in runs:
-                out[where] = part
-            for i, fn, check in rest:  # simultaneous: every right side reads the pre-state
-                v = out[i] = fn(values, f)
-                if check and not -limit <= v <= limit:  # type: ignore[operator]
-                    raise too_large(i, v)  # type: ignore[arg-type]
-            return tuple(out)
+            return write(values, f, runs, rest)
 
         return apply
     fixed_runs = _runs(tuple(fixed))
 
     def apply_fixed(values: Values, f: Mapping[str, Value]) -> Values:
-        out = list(values)
-        for where, made in fixed_runs:
-            out[where] = made
-        for i, fn, check in computed_t:  # simultaneous: every right side reads the pre-state
-            v = out[i] = fn(values, f)
-            if check and not -limit <= v <= limit:  # type: ignore[operator]
-                raise too_large(i, v)  # type: ignore[arg-type]
-        return tuple(out)
+        return write(values, f, fixed_runs, computed_t)
 
     return apply_fixed
 

@@ -52,8 +52,7 @@ def _attempt_split(
     enc: Encoding, claim: Callable[[Frame], z3.BoolRef], background: Background, seconds: float, seed: int
 ) -> Literal["proved", "violated", "unknown"]:
     f, g = enc.frame("pdr:a"), enc.frame("pdr:b")
-    # A fresh context: Spacer's search depends on the history of the context it runs in.
-    ctx = z3.Context()
+    ctx, fp = _spacer(seconds, seed)
 
     def fresh(e: z3.ExprRef) -> z3.ExprRef:
         return e.translate(ctx)
@@ -67,10 +66,6 @@ def _attempt_split(
         """The term with a frame's place fixed (the other places' parts simplify away)."""
         return z3.simplify(z3.substitute(term, (place, z3.IntVal(index, ctx))))
 
-    fp = z3.Fixedpoint(ctx=ctx)
-    fp.set(engine="spacer")
-    fp.set("spacer.random_seed", seed)
-    fp.set("timeout", max(1, int(seconds * 1000)))
     sorts = [c.sort() for c in sf + ps]
     reach = {p: z3.Function(f"reach:{p}", *sorts, z3.BoolSort(ctx)) for p in enc.places}
     bad = z3.Function("bad", z3.BoolSort(ctx))
@@ -97,15 +92,7 @@ def _attempt_split(
         ok = at(holds, place_f, i)
         if not z3.is_true(ok):
             fp.rule(bad(), [reach[p](*sf, *ps), z3.Not(ok)])
-    try:
-        verdict = fp.query(bad())
-    except z3.Z3Exception:  # canceled at the timeout
-        return "unknown"
-    if verdict == z3.unsat:
-        return "proved"
-    if verdict == z3.sat:
-        return "violated"
-    return "unknown"
+    return _verdict(fp, bad())
 
 
 def _attempt_single(
@@ -115,17 +102,12 @@ def _attempt_single(
     state_f = [f.place, *f.vars.values(), *f.facts.values(), *f.ghosts]
     state_g = [g.place, *g.vars.values(), *g.facts.values(), *g.ghosts]
     params = list(enc.params.values())
-    # A fresh context: Spacer's search depends on the history of the context it runs in.
-    ctx = z3.Context()
+    ctx, fp = _spacer(seconds, seed)
 
     def fresh(e: z3.ExprRef) -> z3.ExprRef:
         return e.translate(ctx)
 
     sf, sg, ps = [fresh(c) for c in state_f], [fresh(c) for c in state_g], [fresh(c) for c in params]
-    fp = z3.Fixedpoint(ctx=ctx)
-    fp.set(engine="spacer")
-    fp.set("spacer.random_seed", seed)
-    fp.set("timeout", max(1, int(seconds * 1000)))
     reach = z3.Function("reach", *[c.sort() for c in sf + ps], z3.BoolSort(ctx))
     fp.register_relation(reach)
     fp.declare_var(*sf, *sg, *ps, fresh(f.choice))
@@ -141,6 +123,21 @@ def _attempt_single(
         ],
     )
     query = z3.And(reach(*sf, *ps), z3.Not(fresh(claim(f))))
+    return _verdict(fp, query)
+
+
+def _spacer(seconds: float, seed: int) -> tuple[z3.Context, z3.Fixedpoint]:
+    """A Spacer engine in a fresh context: its search depends on the history of the context it
+    runs in, so each attempt starts clean."""
+    ctx = z3.Context()
+    fp = z3.Fixedpoint(ctx=ctx)
+    fp.set(engine="spacer")
+    fp.set("spacer.random_seed", seed)
+    fp.set("timeout", max(1, int(seconds * 1000)))
+    return ctx, fp
+
+
+def _verdict(fp: z3.Fixedpoint, query: z3.ExprRef) -> Literal["proved", "violated", "unknown"]:
     try:
         verdict = fp.query(query)
     except z3.Z3Exception:  # canceled at the timeout
