@@ -35,6 +35,7 @@ from turnbound.reference.errors import DefinitionError, Nondeterminism, StuckSta
 from turnbound.reference.expr import Expr, refs
 from turnbound.reference.expr_compile import Slotted, compile_expr
 from turnbound.reference.expr_fold import fold
+from turnbound.reference.fanout import Fanout
 from turnbound.reference.outcomes import Outcome, complete, contract_violation
 from turnbound.reference.proved import guards_proved
 from turnbound.reference.table import CONTRACT_VIOLATION, Operation, Table, Transition
@@ -138,6 +139,7 @@ class Machine:
         """True: each transition's updates are remembered by the values they read (`_remembered`):
         the explorer meets the same few inputs in many states; one run rarely does."""
         self._plans: dict[int, Plan] = {}
+        self._fanouts: dict[str, Fanout | None] = {}
 
     def _compile(self, t: Transition) -> CompiledTransition:
         """`t` compiled with this machine's parameters, shared with every machine of the table
@@ -295,26 +297,36 @@ class Machine:
             return self._remembered(c, values, f)
         return c.apply(values, f)
 
+    def _plan(self, c: CompiledTransition, n: int) -> Plan:
+        plan = self._plans.get(id(c))
+        if plan is None or plan.c is not c:
+            plan = self._plans[id(c)] = Plan.of(c, n)
+        return plan
+
     def _remembered(
         self, c: CompiledTransition, values: tuple[Value, ...], f: Mapping[str, Value]
     ) -> tuple[Value, ...]:
         """`_updated`, with what the updates make looked up by the values and facts they read
         (every expression is pure), and merged into the state in one step."""
-        plan = self._plans.get(id(c))
-        if plan is None or plan.c is not c:
-            plan = self._plans[id(c)] = Plan.of(c, len(values))
+        plan = self._plan(c, len(values))
         key = (plan.pick_vars(values), plan.pick_facts(f))
         made = plan.memo.get(key)
         if made is None:
-            made = tuple(fn(values, f) for _, fn in c.updates)  # simultaneous: each reads the pre-state
-            for k in plan.int_positions:
-                v = made[k]
-                if not -INT_LIMIT <= v <= INT_LIMIT:  # type: ignore[operator]
-                    raise _too_large(self.var_names[c.updates[k][0]], c.t.id, v)  # type: ignore[arg-type]
+            made = self._make(plan, values, f)
             if len(plan.memo) >= MEMO_LIMIT:
                 plan.memo.clear()
             plan.memo[key] = made
         return plan.merge(values + made)
+
+    def _make(self, plan: Plan, values: tuple[Value, ...], f: Mapping[str, Value]) -> tuple[Value, ...]:
+        """What the updates make, in their order, each checked against INT_LIMIT."""
+        c = plan.c
+        made = tuple(fn(values, f) for _, fn in c.updates)  # simultaneous: each reads the pre-state
+        for k in plan.int_positions:
+            v = made[k]
+            if not -INT_LIMIT <= v <= INT_LIMIT:  # type: ignore[operator]
+                raise _too_large(self.var_names[c.updates[k][0]], c.t.id, v)  # type: ignore[arg-type]
+        return made
 
     def take_internal(self, state: State, t: Transition) -> State:
         c = self._by_id.get(t.id) or self._transition(t)
@@ -390,6 +402,41 @@ class Machine:
             values = self._remembered(c, values, f) if self._memo else c.apply(values, f)
         self._last_facts, self._last_f = items, filled
         return _new_state(State, (t.target, values, items))
+
+    def take_outcomes(self, state: State, t: Transition) -> tuple[State, ...]:
+        """The state after each of `outcomes(t.op)` (a search's step at a host call): one
+        `take_outcome` per outcome, with the shared work done once (`fanout`)."""
+        assert t.op is not None
+        if t.id in self._fanouts:
+            fanout = self._fanouts[t.id]
+        else:
+            fanout = self._fanouts[t.id] = self._fanout(t)
+        if fanout is None:
+            return tuple(self.take_outcome(state, t, o) for o in self.outcomes(t.op))
+        return fanout.after(state)
+
+    def _fanout(self, t: Transition) -> Fanout | None:
+        c = self._by_id.get(t.id) or self._transition(t)
+        if c.reads_earlier_facts:
+            return None
+        if c.apply is None or not self._memo:
+            return Fanout(self, t, c.read_facts, c.apply)
+        plan = self._plan(c, len(self.var_names))
+        memo: dict[tuple[Value, ...], tuple[tuple[Value, ...], ...]] = {}
+        fanout = Fanout(self, t, c.read_facts, None)
+        made, merge, firsts = self._make, plan.merge, fanout.firsts
+
+        def update_all(values: tuple[Value, ...]) -> list[tuple[Value, ...]]:
+            key = plan.pick_vars(values)
+            rows = memo.get(key)
+            if rows is None:
+                if len(memo) >= MEMO_LIMIT:
+                    memo.clear()
+                rows = memo[key] = tuple(made(plan, values, f) for f in firsts)
+            return list(map(merge, map(values.__add__, rows)))
+
+        fanout.update_all = update_all
+        return fanout
 
     def _take_raise(
         self, state: State, t: Transition, err: str, items: Facts, filled: dict[str, Value]

@@ -175,3 +175,37 @@ def test_a_memoizing_machine_takes_every_step_the_same_way(name: str) -> None:
                 queue.append(expected)
     assert steps > 10
     assert any(plan.memo for plan in memo._plans.values())
+
+
+@pytest.mark.parametrize("name", profile_names())
+def test_all_outcomes_at_once_are_each_outcome_in_turn(name: str) -> None:
+    """`take_outcomes` (a search's step at a host call: facts completed once, updates once per
+    group of outcomes that agree on what they read) gives exactly one `take_outcome` per
+    outcome, in order, for a memoizing machine, a plain one and one without ghosts."""
+    from collections import deque
+
+    table = load_profile(name)
+    plain = Machine(table)
+    machines = [Machine(table, memo=True), Machine(table), Machine(table, ghosts=False)]
+    queue, seen, calls = deque([plain.initial()]), {plain.initial()}, 0
+    while queue and calls < 3_000:
+        state = queue.popleft()
+        if plain.is_terminal(state):
+            continue
+        t = plain.select(state)
+        if t.op is None:
+            successors: tuple[State, ...] = (plain.take_internal(state, t),)
+        else:
+            calls += 1
+            successors = tuple(plain.take_outcome(state, t, o) for o in plain.outcomes(t.op))
+            assert machines[0].take_outcomes(state, t) == successors, (t.id, state)
+            assert machines[1].take_outcomes(state, t) == successors, (t.id, state)
+            lean = machines[2]
+            assert lean.take_outcomes(state, t) == tuple(
+                lean.take_outcome(state, t, o) for o in lean.outcomes(t.op)
+            )
+        for after in successors:
+            if after not in seen:
+                seen.add(after)
+                queue.append(after)
+    assert calls > 3

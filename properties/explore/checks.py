@@ -153,10 +153,16 @@ class _Checker:
 
     def check(self) -> None:
         search, machine = self.search, self.machine
-        env_memo: dict[tuple[Value, ...], dict[str, Value]] = {}
         invariants = self.claim_memo.broken
         mon_memo: dict[MonitorState, tuple[str, ...]] = {}
         counters = [(n, machine.var_names.index(n)) for n in self.table.counters]
+        terminal_memo: dict[tuple[str, object], tuple[str, ...]] = {}
+        """The bounds a terminal breaks, by its location and the variables they and the maxima read:
+        terminals that differ only in other variables, facts or monitors are judged once."""
+        read = {r.name for b in self.bounds for r in refs(b.claim.expr) if r.kind == "var"}
+        read.update(self.table.counters)
+        slots = [k for k, name in enumerate(machine.var_names) if name in read]
+        pick: Callable[[tuple[Value, ...]], object] = itemgetter(*slots) if slots else (lambda v: ())
         for i, (state, mon) in enumerate(search.nodes):
             broken = invariants(state.values)
             if mon:
@@ -166,22 +172,26 @@ class _Checker:
                     mon_memo[mon] = bad
                 broken += bad
             if self.judge.judges_bounds(state.location):
-                env = env_memo.get(state.values)
-                if env is None:
-                    env = dict(machine.params)
+                self.terminals[state.location] = self.terminals.get(state.location, 0) + 1
+                key = (state.location, pick(state.values))
+                bounds = terminal_memo.get(key)
+                if bounds is None:
+                    env: dict[str, Value] = dict(machine.params)
                     env.update(zip(machine.var_names, state.values, strict=True))
-                    env_memo[state.values] = env
-                broken += self._terminal(i, state, env, counters)
+                    bounds = terminal_memo[key] = self._terminal(state, env, counters)
+                for name in bounds:
+                    self.bound_nodes[name].append(i)
+                broken += bounds
             if broken:
                 self.broken[i] = broken
                 for name in broken:
                     self.first.setdefault(name, i)
 
     def _terminal(
-        self, i: int, state: State, env: Mapping[str, Value], counters: list[tuple[str, int]]
+        self, state: State, env: Mapping[str, Value], counters: list[tuple[str, int]]
     ) -> tuple[str, ...]:
-        """Count the terminal, raise the counters' maxima, and return the bounds it breaks."""
-        self.terminals[state.location] = self.terminals.get(state.location, 0) + 1
+        """Raise the counters' maxima and the bounds' tightness by a terminal's values, and return
+        the bounds they break."""
         at = self.terminal_max.setdefault(state.location, {})
         for name, k in counters:
             v = int(state.values[k])
@@ -196,7 +206,6 @@ class _Checker:
                 continue
             if not b.check(env):
                 broken.append(name)
-                self.bound_nodes[name].append(i)
             if b.lhs is not None and b.rhs is not None:
                 lhs, rhs = int(b.lhs(env)), int(b.rhs(env))
                 if name not in self.lhs_max or lhs > self.lhs_max[name]:

@@ -79,6 +79,7 @@ from turnbound.properties.explore.results import (
 )
 from turnbound.properties.explore.search import DEFAULT_MAX_STATES, _Search
 from turnbound.properties.explore.to_graph import _to_graph, describe_outcome
+from turnbound.properties.gc_pause import gc_paused
 from turnbound.reference.arguments import require_count, require_params, require_table
 from turnbound.reference.cases import Case
 from turnbound.reference.errors import DefinitionError
@@ -241,9 +242,10 @@ def explore(
     claim_memo = StateClaimMemo(table, machine)
     breaks = None if all_states or not claim_memo.claims else claim_memo.breaks
     search = _Search(machine, monitors, max_states, all_states=all_states, breaks=breaks)
-    search.run()
     checker = _Checker(table, machine, monitors, search, claim_memo)
-    checker.check()
+    with gc_paused():
+        search.run()
+        checker.check()
     summary = checker.summary(time.perf_counter() - started)
     exploration = Exploration(
         table, dict(machine.params), summary, search, checker.bound_nodes, checker.broken

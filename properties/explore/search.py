@@ -132,6 +132,9 @@ class _Search:
             tuple[MonitorState, str, tuple[tuple[str, Value], ...], int], MonitorState
         ] = {}
         self._label_rows: dict[str, list[int]] = {}
+        self._monitor_rows: dict[
+            tuple[MonitorState, str, tuple[tuple[str, Value], ...]], tuple[MonitorState, ...]
+        ] = {}
         self._select_keys = _select_keys(machine)
         self._select_memo: dict[tuple[object, ...], Transition] = {}
         self._call_chains: dict[tuple[str, tuple[Value, ...], bool], tuple[tuple[State, int], ...]] = {}
@@ -167,13 +170,28 @@ class _Search:
         """A node not seen before: its index, with its shortest path's last edge."""
         i = len(self.nodes)
         self.index[node] = i
+        self._append(node, parent, label, calls, depth, internal)
+        return i
+
+    def _append(self, node: Node, parent: int, label: int, calls: int, depth: int, internal: int) -> None:
+        """A node already put in `index` at the next position: it, and its shortest path's last edge."""
         self.nodes.append(node)
         self.parent.append(parent)
         self.parent_label.append(label)
         self.calls.append(calls)
         self.depth.append(depth)
         self.internal.append(internal)
-        return i
+
+    def _monitor_row(self, m: MonitorState, t: Transition, state: State) -> tuple[MonitorState, ...]:
+        """The monitors after each outcome of `t`'s host call from `state`."""
+        assert t.op is not None
+        args = self.machine.args(state, t)
+        key = (m, t.op, tuple(args.items()))
+        out = self._monitor_rows.get(key)
+        if out is None:
+            step, op = self.monitors.step, t.op
+            out = self._monitor_rows[key] = tuple(step(m, op, args, o) for o in self.machine.outcomes(op))
+        return out
 
     def _monitor_step(
         self,
@@ -274,16 +292,16 @@ class _Search:
             dst.append(j)
             label.append(lid)
             return
-        op = t.op
-        args = machine.args(state, t) if mon else {}
-        args_key = tuple(args.items())
+        mons = self._monitor_row(mon, t, state) if mon else None
         targets: dict[int, int] = {}
+        nodes = self.nodes
         for k, after in enumerate(self._after_call(state, t)):
             lid = row[k] if row[k] >= 0 else self._new_label(row, t, k, k)
-            node = (after, self._monitor_step(mon, op, args, args_key, k) if mon else mon)
-            j = index.get(node)
-            if j is None:
-                j = self._add(node, i, lid, calls + 1, depth, 0)
+            n = len(nodes)
+            node = (after, mons[k] if mons else mon)
+            j = index.setdefault(node, n)
+            if j == n:
+                self._append(node, i, lid, calls + 1, depth, 0)
             elif j in targets:
                 self.alternatives.setdefault(targets[j], []).append(lid)
                 continue
@@ -368,8 +386,7 @@ class _Search:
         assert t.op is not None
         out = []
         memo = self._chain_memo
-        for outcome in self.machine.outcomes(t.op):
-            after = self.machine.take_outcome(state, t, outcome)
+        for after in self.machine.take_outcomes(state, t):
             if not walks:
                 out.append((after, 0))
                 continue
@@ -473,7 +490,7 @@ class _Search:
         key = (t.id, state.values) if t.id in self._pure_calls else None
         found = self._call_memo.get(key) if key is not None else None
         if found is None:
-            found = tuple(self.machine.take_outcome(state, t, o) for o in self.machine.outcomes(t.op))
+            found = self.machine.take_outcomes(state, t)
             if key is not None:
                 self._call_memo[key] = found
         return found

@@ -16,6 +16,7 @@ import weakref
 from collections.abc import Callable, Iterator, Mapping
 from itertools import product
 
+from turnbound.properties.gc_pause import gc_paused
 from turnbound.properties.prove.encoding import Encoding, StateValues, SymbolicEdge, SymbolicRun
 from turnbound.reference.errors import RunError
 from turnbound.reference.machine import Machine, State
@@ -80,12 +81,13 @@ class StateSpace:
         args = self.machine.args(state, t)
         args_key = tuple(args.items())
         table = self.enc.table
+        afters = self.machine.take_outcomes(state, t)
         for k, outcome in enumerate(self.machine.outcomes(t.op)):
             key = (ms, t.op, args_key, k)
             m2 = self._monitor_memo.get(key)
             if m2 is None:
                 m2 = self._monitor_memo[key] = self.monitors.step(ms, t.op, args, outcome)
-            nxt = (self.machine.take_outcome(state, t, outcome), m2)
+            nxt = (afters[k], m2)
             if outcome.raise_ is None:
                 values = complete(table.operations[t.op].facts, outcome.facts or {})
                 yield self.edge_index[(t.id, "success", None)], values, nxt
@@ -185,15 +187,16 @@ def search_state(
     def meets(i: int, node: Node) -> bool:
         return target(node[0].location, graph.env(i), node[1])
 
-    path, exhaustive = graph.from_start(meets, deadline)
-    if path is None:
-        return None, exhaustive
-    end = path[-1][0] if path else start
-    if not graph.machine.is_terminal(end[0]):
-        rest, _ = graph.bfs(end, lambda n: graph.machine.is_terminal(n[0]), deadline)
-        if rest is None:
-            return None, False
-        path += rest
+    with gc_paused():
+        path, exhaustive = graph.from_start(meets, deadline)
+        if path is None:
+            return None, exhaustive
+        end = path[-1][0] if path else start
+        if not graph.machine.is_terminal(end[0]):
+            rest, _ = graph.bfs(end, lambda n: graph.machine.is_terminal(n[0]), deadline)
+            if rest is None:
+                return None, False
+            path += rest
     run = SymbolicRun(
         dict(graph.machine.params),
         [graph.node_values(n) for n in [start, *[node for node, _, _ in path]]],
