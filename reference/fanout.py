@@ -53,7 +53,7 @@ class Fanout:
             if g is None:
                 g = groups[key] = len(firsts)
                 firsts.append(filled)
-            rows.append((g, tuple(sorted(filled.items()))))
+            rows.append((g, machine.kept(t.target, tuple(sorted(filled.items())))))
         self.firsts = tuple(firsts)
         """One completed facts mapping per group: what the group's outcomes give the updates."""
         self.rows = tuple(rows)

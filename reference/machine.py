@@ -38,6 +38,7 @@ from turnbound.reference.expr_fold import fold
 from turnbound.reference.fanout import Fanout
 from turnbound.reference.outcomes import Outcome, complete, contract_violation
 from turnbound.reference.proved import guards_proved
+from turnbound.reference.readable import facts_read
 from turnbound.reference.table import CONTRACT_VIOLATION, Operation, Table, Transition
 from turnbound.reference.types import IntType, Value
 from turnbound.reference.update_memo import MEMO_LIMIT, Plan
@@ -98,7 +99,12 @@ class Machine:
     """A table bound to parameter values, with every expression compiled once."""
 
     def __init__(
-        self, table: Table, params: Mapping[str, int] | None = None, ghosts: bool = True, memo: bool = False
+        self,
+        table: Table,
+        params: Mapping[str, int] | None = None,
+        ghosts: bool = True,
+        memo: bool = False,
+        forget: bool = False,
     ) -> None:
         self.table = table
         self.params = check_params(table, params or {})
@@ -139,6 +145,11 @@ class Machine:
         """True: each transition's updates are remembered by the values they read (`_remembered`):
         the explorer meets the same few inputs in many states; one run rarely does."""
         self._plans: dict[int, Plan] = {}
+        self._keep = facts_read(table) if forget else None
+        """Per location, the facts kept in a state there: with `forget`, a host call's facts that
+        nothing at its target reads are left out of the state (a search's states that differ
+        only in them are one state; `readable.facts_read`)."""
+        self._kept_items: dict[tuple[str, Facts], Facts] = {}
         self._fanouts: dict[str, Fanout | None] = {}
 
     def _compile(self, t: Transition) -> CompiledTransition:
@@ -400,8 +411,28 @@ class Machine:
             if c.reads_earlier_facts:
                 f = {**self._facts(state.facts), **filled}
             values = self._remembered(c, values, f) if self._memo else c.apply(values, f)
-        self._last_facts, self._last_f = items, filled
+        if self._keep is not None:
+            items = self.kept(t.target, items)
+            self._facts(items)
+        else:
+            self._last_facts, self._last_f = items, filled
         return _new_state(State, (t.target, values, items))
+
+    def kept(self, target: str, items: Facts) -> Facts:
+        """The facts of a state entering `target`, as this machine keeps them."""
+        if self._keep is None:
+            return items
+        key = (target, items)
+        found = self._kept_items.get(key)
+        if found is None:
+            keep = self._keep.get(target, frozenset())
+            found = tuple(item for item in items if item[0] in keep)
+            if len(found) == len(items):
+                found = items
+            if len(self._kept_items) > _OUTCOME_MEMO:
+                self._kept_items.clear()
+            self._kept_items[key] = found
+        return found
 
     def take_outcomes(self, state: State, t: Transition) -> tuple[State, ...]:
         """The state after each of `outcomes(t.op)` (a search's step at a host call): one
@@ -445,8 +476,13 @@ class Machine:
         ghost = self._raise_updates(t).get(err)
         if ghost:
             values = self._updated(ghost, values, {**self._facts(state.facts), **filled})
-        self._last_facts, self._last_f = items, filled
-        return _new_state(State, (t.on_raise[err], values, items))
+        target = t.on_raise[err]
+        if self._keep is not None:
+            items = self.kept(target, items)
+            self._facts(items)
+        else:
+            self._last_facts, self._last_f = items, filled
+        return _new_state(State, (target, values, items))
 
     def contract_state(self, state: State) -> State:
         return State(CONTRACT_VIOLATION, state.values)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from turnbound.reference.expr import refs
 from turnbound.reference.table import Table, ValueSpec
 
 Entering = tuple[str, tuple[ValueSpec, ...]]
@@ -42,3 +43,19 @@ def table_entering(table: Table) -> Iterable[Entering]:
         yield t.target, table.operations[t.op].facts
         for err, target in t.on_raise.items():
             yield target, table.failures[err].fields
+
+
+def facts_read(table: Table) -> dict[str, frozenset[str]]:
+    """Per location, the facts something there reads: a guard, an argument or an update (a
+    failure's ghost updates included) of a transition leaving it. No claim reads a fact (the
+    loader's scopes), so a state's other facts decide nothing after it: a search that forgets
+    them (`Machine(forget=True)`) stores states that differ only in them once."""
+    out: dict[str, frozenset[str]] = {}
+    for place in (*table.locations, *table.terminals):
+        names: set[str] = set()
+        for t in table.outgoing.get(place, ()):
+            exprs = [t.guard, *(e for _, e in t.args), *(e for _, e in t.updates)]
+            exprs += [e for ups in t.raise_updates.values() for _, e in ups]
+            names.update(r.name for e in exprs for r in refs(e) if r.kind == "fact")
+        out[place] = frozenset(names)
+    return out

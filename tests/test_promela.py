@@ -23,6 +23,10 @@ SMALL = [
     ("dsh-turn-guard", {"maxSteps": 3, "gracefulSteps": 2, "maxFires": 1}),
     ("tool-call-budget", {"max_rounds": 2}),
     ("deeptutor-scheduler", {"explorationBudget": 1, "settlementBudget": 1}),
+    # facts a host call gives that nothing at its target reads: both forget them
+    ("openai-agents", {"maxTurns": 2}),
+    ("google-adk", {"maxLlmCalls": 2, "agentTool": 1}),
+    ("smolagents", {"maxSteps": 2}),
 ]
 LARGER = [
     ("dsh-turn-guard-refire", {}),
@@ -103,8 +107,9 @@ def test_counts_past_a_byte_get_an_int(tmp_path: Path) -> None:
     """A monitor that counts to 300 would wrap in a Promela byte and miss the violation."""
     text = Path(load_profile("tool-call-budget").source).read_text()
     many = tmp_path / "many.toml"
-    many.write_text(text.replace('name = "tool-call-budget"', 'name = "many"', 1) + (
-        '\n[[trace_properties]]\nname = "routes_bounded"\nop = "route"\nat_most = 300\n'
-    ))
+    many.write_text(
+        text.replace('name = "tool-call-budget"', 'name = "many"', 1)
+        + ('\n[[trace_properties]]\nname = "routes_bounded"\nop = "route"\nat_most = 300\n')
+    )
     model = export_promela(load_profile(str(many)))
     assert "int tp_" in model and "assert(tp_" in model

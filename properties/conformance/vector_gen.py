@@ -122,7 +122,7 @@ def _cover(gen: Generation, params: dict[str, int]) -> None:
     table = gen.table
     exploration = explore(table, params, all_states=True)  # its graph: every state
     g = exploration.graph
-    edges = _Edges(g, Machine(table, params))
+    edges = _Edges(g, Machine(table, params, forget=True))  # the explorer's states
     to_end = _paths_to_terminals(g)
     found: list[tuple[str, int, PathStep, int]] = []
     for i in g.nodes:

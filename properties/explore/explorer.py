@@ -237,7 +237,7 @@ def explore(
     if not isinstance(all_states, bool):
         raise DefinitionError(f"explore: all_states must be true or false, not {all_states!r}")
     started = time.perf_counter()
-    machine = Machine(table, params, memo=True)  # the same few update inputs in many states
+    machine = Machine(table, params, memo=True, forget=True)  # few update inputs; no fact read later
     monitors = Monitors(table)
     claim_memo = StateClaimMemo(table, machine)
     breaks = None if all_states or not claim_memo.claims else claim_memo.breaks

@@ -128,9 +128,6 @@ class _Search:
         self.limit: str | None = None
         self._pure_calls = _pure_calls(machine.table)
         self._call_memo: dict[tuple[str, tuple[Value, ...]], tuple[State, ...]] = {}
-        self._monitor_memo: dict[
-            tuple[MonitorState, str, tuple[tuple[str, Value], ...], int], MonitorState
-        ] = {}
         self._label_rows: dict[str, list[int]] = {}
         self._monitor_rows: dict[
             tuple[MonitorState, str, tuple[tuple[str, Value], ...]], tuple[MonitorState, ...]
@@ -191,21 +188,6 @@ class _Search:
         if out is None:
             step, op = self.monitors.step, t.op
             out = self._monitor_rows[key] = tuple(step(m, op, args, o) for o in self.machine.outcomes(op))
-        return out
-
-    def _monitor_step(
-        self,
-        m: MonitorState,
-        op: str,
-        args: dict[str, Value],
-        args_key: tuple[tuple[str, Value], ...],
-        k: int,
-    ) -> MonitorState:
-        key = (m, op, args_key, k)
-        out = self._monitor_memo.get(key)
-        if out is None:
-            out = self.monitors.step(m, op, args, self.machine.outcomes(op)[k])
-            self._monitor_memo[key] = out
         return out
 
     def run(self) -> None:
@@ -350,27 +332,24 @@ class _Search:
             self.dst.append(j)
             self.label.append(cid)
             return
-        op = t.op
-        args = self.machine.args(state, t) if mon else {}
-        args_key = tuple(args.items())
+        mons = self._monitor_row(mon, t, state) if mon else None
         targets: dict[int, int] = {}
         walks = calls + 1 < self.max_calls and (self.horizon is None or calls + 1 < self.horizon)
         key = (t.id, state.values, walks) if t.id in self._pure_calls else None
         found = self._call_chains.get(key) if key is not None else None
         results = found or self._call_and_walk(state, t, calls + 1, walks)
         stored: list[tuple[State, int]] = []
-        tails, index, dst, label = self.tails, self.index, self.dst, self.label
+        tails, index, dst, label, nodes = self.tails, self.index, self.dst, self.label, self.nodes
         for k, (end, tail) in enumerate(results):
             first = row[k] if row[k] >= 0 else self._new_label(row, t, k, k)
-            next_mon = self._monitor_step(mon, op, args, args_key, k) if mon else mon
             n = len(tails[tail])
             self.intermediate += n
             cid = first if tail == 0 else self._chain_after(first, tail)
-            node = (end, next_mon)
-            j = index.get(node)
-            if j is None:
-                j = self._add(node, i, cid, calls + 1, depth + 1 + n, n)
-            stored.append((self.nodes[j][0], tail))  # the stored object: the memo holds no copy
+            node = (end, mons[k] if mons else mon)
+            j = index.setdefault(node, len(nodes))
+            if j == len(nodes):
+                self._append(node, i, cid, calls + 1, depth + 1 + n, n)
+            stored.append((nodes[j][0], tail))  # the stored object: the memo holds no copy
             if j in targets:
                 self.alternatives.setdefault(targets[j], []).append(cid)
                 continue

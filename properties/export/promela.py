@@ -4,8 +4,9 @@ SPIN is the reference explicit-state model checker; an exported model lets it se
 same state space as `turnbound explore` (and, past what Python holds, search it with
 SPIN's multi-core or bitstate modes). The model is the table's small-step semantics, one
 transition one atomic step, so SPIN stores exactly the states of `explore(...,
-all_states=True)`: the location, the variables, the facts of the last host outcome, and
-the trace-property monitors. With `atomic=True` each step also takes the internal
+all_states=True)`: the location, the variables, the facts of the last host outcome that
+something at the location reads (the rest are zeroed, as the explorer's machine forgets
+them), and the trace-property monitors. With `atomic=True` each step also takes the internal
 transitions that follow it (a deterministic loop inside the same `d_step`), so SPIN stores
 the states the default, atomic, explorer stores: the initial state, host-call points and
 terminals (and none where a claim the table expects to be violated breaks between them).
@@ -33,7 +34,16 @@ from turnbound.reference.expr import Arith, Compare, Cond, Expr, Lit, Logic, Neg
 from turnbound.reference.expr_compile import compile_expr
 from turnbound.reference.machine import Machine
 from turnbound.reference.outcomes import Outcome, complete
-from turnbound.reference.table import ANY_OP, CONTRACT_VIOLATION, Claim, Table, TraceProperty, Transition
+from turnbound.reference.readable import facts_read
+from turnbound.reference.table import (
+    ANY_OP,
+    CONTRACT_VIOLATION,
+    Claim,
+    Table,
+    TraceProperty,
+    Transition,
+    ValueSpec,
+)
 from turnbound.reference.types import BoolType, EnumType, IntType, Type, Value
 
 _IDLE, _ARMED, _VIOLATED = 0, 1, 2
@@ -110,6 +120,7 @@ class _Writer:
         self.atomic = atomic
         self.lines: list[str] = []
         self.places = [*table.locations, *table.terminals]
+        self.read = facts_read(table)
         self.fact_types = self._fact_types()
         self.fact_sets = self._fact_sets()
         self.args = sorted({a for op in table.operations.values() for a, _ in op.args})
@@ -130,6 +141,14 @@ class _Writer:
         sets: dict[tuple[str, ...], int] = {(): 0}
         names = [tuple(f.name for f in op.facts) for op in self.table.operations.values()]
         names += [tuple(f.name for f in x.fields) for x in self.table.failures.values()]
+        for t in self.table.transitions:  # what a state keeps of them (`forget_facts`)
+            if t.op is not None:
+                names.append(
+                    tuple(f.name for f in self.table.operations[t.op].facts if f.name in self.read[t.target])
+                )
+                for err, target in t.on_raise.items():
+                    fields = self.table.failures[err].fields
+                    names.append(tuple(f.name for f in fields if f.name in self.read[target]))
         for n in names:
             sets.setdefault(tuple(sorted(n)), len(sets))
         return sets
@@ -278,6 +297,7 @@ class _Writer:
         else:
             self.updates(t, 2, t.raise_updates.get(outcome.raise_, ()))
         self.monitor_steps(t.op, outcome, 2)
+        self.forget_facts(specs, target, 2)
         for name, _ in t.args:
             self.emit(f"a_{name} = 0;", 2)
         self.emit(f"loc = L_{target};", 2)
@@ -314,6 +334,17 @@ class _Writer:
         for var, _ in made:
             self.emit(f"v_{var} = t_{var};", indent)
             self.emit(f"t_{var} = 0;", indent)
+
+    def forget_facts(self, specs: tuple[ValueSpec, ...], target: str, indent: int) -> None:
+        """The facts nothing at `target` reads, zeroed once the call's updates and monitors have
+        read them: the explorer's machine forgets them too (`Machine(forget=True)`)."""
+        kept = tuple(sorted(s.name for s in specs if s.name in self.read[target]))
+        if len(kept) == len(specs):
+            return
+        for spec in specs:
+            if spec.name not in self.read[target]:
+                self.emit(f"f_{spec.name} = 0;", indent)
+        self.emit(f"facts_held = {self.fact_sets[kept]};", indent)
 
     def clear_facts(self, indent: int) -> None:
         for name in self.fact_types:

@@ -1,7 +1,10 @@
 """The issue's target figures, side by side in one run: this checkout against an earlier one.
 
     git archive <commit> | tar -x -C /tmp/base          # the tree measured against
-    python -m tests.benchmarks.bench_compare --baseline /tmp/base [--quick]
+    python -m tests.benchmarks.bench_compare --baseline /tmp/base [--quick] [--table FILE]
+
+`--table FILE` measures the explorer rows alone, both trees on that table file: a tree too
+old to read this one's tables (20fd054, the tree issue 14 measured) is compared on its own.
 
 Each figure is measured by `tests/benchmarks/measure.py` in a fresh interpreter, once per
 tree, one tree right after the other, so a shared machine's load falls on both alike; the
@@ -71,17 +74,29 @@ def main() -> None:
     )
     parser.add_argument("--baseline", type=Path, required=True, help="source tree of the earlier commit")
     parser.add_argument("--quick", action="store_true", help="smaller configurations, shorter windows")
+    parser.add_argument(
+        "--table",
+        type=Path,
+        help="the explorer rows alone, both trees on this deeptutor-scheduler table file",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         base = _shim(args.baseline, Path(tmp))
-        _report(base, args.quick)
+        print(
+            f"{datetime.date.today()} python {platform.python_version()} on {platform.machine()}, "
+            f"{os.cpu_count()} cores"
+        )
+        print(f"{'figure':<44} {'baseline':>12} {'this tree':>12} {'unit':<10} {'speed-up':>8}  target")
+        if args.table is not None:
+            print(f"  (the explorer rows alone, on {args.table})")
+            _explorer_rows(base, args.quick, str(args.table.resolve()))
+            return
+        _interpreter_rows(base, args.quick)
+        _explorer_rows(base, args.quick, "deeptutor-scheduler")
+        _other_rows(base, args.quick)
 
 
-def _report(base: Path, quick: bool) -> None:
-    print(
-        f"{datetime.date.today()} python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} cores"
-    )
-    print(f"{'figure':<44} {'baseline':>12} {'this tree':>12} {'unit':<10} {'speed-up':>8}  target")
+def _interpreter_rows(base: Path, quick: bool) -> None:
     seconds = 1.0 if quick else 3.0
 
     b, a = _pair(base, "interpreter", seconds)
@@ -103,15 +118,17 @@ def _report(base: Path, quick: bool) -> None:
             "              (conformance's reference: no claim ghosts)"
         )
 
+
+def _explorer_rows(base: Path, quick: bool, table_name: str) -> None:
     top = 3 if quick else 6
-    b, a = _pair(base, "explorer", top)
+    b, a = _pair(base, "explorer", {"top": top, "table": table_name})
     _row(
         f"explorer sweep E,S in 0..{top}, states/s", b["states_per_s"], a["states_per_s"], "states/s", ">= 5x"
     )
     print(f"{'  states (both trees)':<44} {b['states']:>12,} {a['states']:>12,}")
 
     k = 4 if quick else 12
-    b, a = _pair(base, "explorer_at", k)
+    b, a = _pair(base, "explorer_at", {"top": k, "table": table_name})
     _row(
         f"explorer E=S={k}, us per stored state",
         b["us_per_state"],
@@ -126,7 +143,7 @@ def _report(base: Path, quick: bool) -> None:
         from turnbound.properties.export.promela import export_promela
         from turnbound.reference.profiles import load_profile
 
-        table = load_profile("deeptutor-scheduler")
+        table = load_profile(table_name)
         result = run_spin(
             export_promela(table, {"explorationBudget": k, "settlementBudget": k}),
             flags=("-O2", "-DNOREDUCE"),
@@ -140,6 +157,8 @@ def _report(base: Path, quick: bool) -> None:
     else:
         print("  pan: skipped (apt-get install spin gcc)")
 
+
+def _other_rows(base: Path, quick: bool) -> None:
     b, a = _pair(base, "prover")
     for name in a:
         if name in b:

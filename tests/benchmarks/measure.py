@@ -69,23 +69,36 @@ def interpreter(seconds: float) -> dict[str, float]:
     }
 
 
-def _every_state() -> dict[str, bool]:
+def _explore() -> Callable[..., Any]:
+    """The tree's `explore`, from where its layout keeps it (before 613753e: one module)."""
+    try:
+        from turnbound.properties.explore.explorer import explore
+    except ImportError:
+        from turnbound.properties.explorer import explore  # type: ignore[import-not-found,no-redef]
+    return explore  # type: ignore[no-any-return]
+
+
+def _every_state(explore: Callable[..., Any]) -> dict[str, bool]:
     """`all_states=True` where the tree's explorer has atomic steps (an earlier tree stores every
     state anyway), so both trees store and count the same states."""
-    import inspect
-
-    from turnbound.properties.explore.explorer import explore
-
     return {"all_states": True} if "all_states" in inspect.signature(explore).parameters else {}
 
 
-def explorer(top: int) -> dict[str, float]:
-    """The deeptutor-scheduler sweep, one process (no pool: both trees measured alike)."""
-    from turnbound.properties.explore.explorer import explore
+def _sweep_args(arg: int | dict[str, Any]) -> tuple[int, str]:
+    """The sweep's top budget and the table: a bundled name, or a file (`bench_compare --table`:
+    the baseline's own table, for a tree that cannot read this one's format)."""
+    if isinstance(arg, int):
+        return arg, "deeptutor-scheduler"
+    return int(arg["top"]), str(arg.get("table") or "deeptutor-scheduler")
 
-    table = load_profile("deeptutor-scheduler")
+
+def explorer(arg: int | dict[str, Any]) -> dict[str, float]:
+    """The deeptutor-scheduler sweep, one process (no pool: both trees measured alike)."""
+    top, name = _sweep_args(arg)
+    explore = _explore()
+    table = load_profile(name)
     states = 0
-    every = _every_state()
+    every = _every_state(explore)
     start = time.perf_counter()
     for e in range(top + 1):
         for s in range(top + 1):
@@ -94,11 +107,11 @@ def explorer(top: int) -> dict[str, float]:
     return {"states": states, "seconds": seconds, "states_per_s": states / seconds}
 
 
-def explorer_at(k: int) -> dict[str, float]:
-    from turnbound.properties.explore.explorer import explore
-
-    table = load_profile("deeptutor-scheduler")
-    every = _every_state()
+def explorer_at(arg: int | dict[str, Any]) -> dict[str, float]:
+    k, name = _sweep_args(arg)
+    explore = _explore()
+    table = load_profile(name)
+    every = _every_state(explore)
     start = time.perf_counter()
     summary = explore(table, {"explorationBudget": k, "settlementBudget": k}, **every).summary
     seconds = time.perf_counter() - start
