@@ -163,17 +163,21 @@ class _Checker:
         read.update(self.table.counters)
         slots = [k for k, name in enumerate(machine.var_names) if name in read]
         pick: Callable[[tuple[Value, ...]], object] = itemgetter(*slots) if slots else (lambda v: ())
+        seen, seen_pick = self.claim_memo.memo, self.claim_memo.pick
+        terminals = self.table.terminals  # where the judge judges bounds
         for i, (state, mon) in enumerate(search.nodes):
-            broken = invariants(state.values)
+            location, values, _ = state
+            found = seen.get(seen_pick(values))
+            broken = invariants(values) if found is None else found
             if mon:
                 bad = mon_memo.get(mon)
                 if bad is None:
                     bad = tuple(p.name for p in self.judge.broken_properties(mon))
                     mon_memo[mon] = bad
                 broken += bad
-            if self.judge.judges_bounds(state.location):
-                self.terminals[state.location] = self.terminals.get(state.location, 0) + 1
-                key = (state.location, pick(state.values))
+            if location in terminals:
+                self.terminals[location] = self.terminals.get(location, 0) + 1
+                key = (location, pick(values))
                 bounds = terminal_memo.get(key)
                 if bounds is None:
                     env: dict[str, Value] = dict(machine.params)

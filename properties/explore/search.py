@@ -194,30 +194,36 @@ class _Search:
         machine = self.machine
         terminals = machine.table.terminals
         self._add((machine.initial(), self.monitors.initial()), -1, -1, 0, 0, 0)
+        nodes, first_edge, dst, calls, internal = (
+            self.nodes,
+            self.first_edge,
+            self.dst,
+            self.calls,
+            self.internal,
+        )
+        horizon = self.horizon if self.horizon is not None else self.max_calls
+        expand = self._expand if self.all_states else self._expand_atomic
         queue_pos = 0
-        while queue_pos < len(self.nodes):
+        while queue_pos < len(nodes):
             i = queue_pos
             queue_pos += 1
-            self.first_edge.append(len(self.dst))
-            state, mon = self.nodes[i]
+            first_edge.append(len(dst))
+            state, mon = nodes[i]
             if state.location in terminals:
                 continue
-            if self.horizon is not None and self.calls[i] >= self.horizon:
+            if calls[i] >= horizon and self.horizon is not None:
                 self.horizon_leaves.append(i)
                 continue
-            if len(self.nodes) >= self.max_states:
+            if len(nodes) >= self.max_states:
                 self.complete, self.limit = False, f"max_states={self.max_states}"
                 continue
-            if self.calls[i] >= self.max_calls:
+            if calls[i] >= self.max_calls:
                 self.complete, self.limit = False, f"DEFAULT_MAX_STEPS={self.max_calls} host calls"
                 continue
-            if self.internal[i] > MAX_INTERNAL:
-                raise Livelock(state.location, self.internal[i], [self._last_transition(i)])
+            if internal[i] > MAX_INTERNAL:
+                raise Livelock(state.location, internal[i], [self._last_transition(i)])
             try:
-                if self.all_states:
-                    self._expand(i, state, mon)
-                else:
-                    self._expand_atomic(i, state, mon)
+                expand(i, state, mon)
             except LimitReached as exc:
                 self.complete, self.limit = False, self.limit or exc.limit
                 continue
@@ -506,16 +512,17 @@ class _Search:
         """Nodes left by Kahn's algorithm: on a cycle or downstream of one (empty: acyclic)."""
         n = len(self.nodes)
         indegree = [0] * n
-        for j in self.dst:
-            indegree[j] += 1
+        for j, count in Counter(self.dst).items():
+            indegree[j] = count
         ready = [i for i in range(n) if indegree[i] == 0]
         removed = 0
+        dst, first = self.dst, self.first_edge
         while ready:
             i = ready.pop()
             removed += 1
-            for j in self.successors(i):
+            for j in dst[first[i] : first[i + 1]]:
                 indegree[j] -= 1
-                if indegree[j] == 0:
+                if not indegree[j]:
                     ready.append(j)
         if removed == n:
             return []
