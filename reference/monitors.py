@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from turnbound.reference.expr import refs
 from turnbound.reference.expr_compile import Compiled, compile_expr
 from turnbound.reference.outcomes import Outcome, complete
 from turnbound.reference.table import ANY_OP, StepPattern, Table, TraceProperty
@@ -28,6 +29,14 @@ class Monitors:
         self._when: dict[int, Compiled] = {
             i: compile_expr(p.after.when) for i, p in enumerate(self.properties) if p.after is not None
         }
+
+    def reads_args(self, op: str) -> bool:
+        """Whether a step of `op` depends on its arguments: some pattern's `when` reads one (an
+        argument and a fact never share a name in one operation's scope)."""
+        names = {a for a, _ in self.table.operations[op].args}
+        return any(
+            r.name in names for p in self.properties if p.after is not None for r in refs(p.after.when)
+        )
 
     def initial(self) -> MonitorState:
         return tuple(0 for _ in self.properties)

@@ -129,6 +129,7 @@ class _Search:
         self._pure_calls = _pure_calls(machine.table)
         self._call_memo: dict[tuple[str, tuple[Value, ...]], tuple[State, ...]] = {}
         self._label_rows: dict[str, list[int]] = {}
+        self._monitor_args: dict[str, bool] = {}
         self._monitor_rows: dict[
             tuple[MonitorState, str, tuple[tuple[str, Value], ...]], tuple[MonitorState, ...]
         ] = {}
@@ -182,7 +183,10 @@ class _Search:
     def _monitor_row(self, m: MonitorState, t: Transition, state: State) -> tuple[MonitorState, ...]:
         """The monitors after each outcome of `t`'s host call from `state`."""
         assert t.op is not None
-        args = self.machine.args(state, t)
+        reads = self._monitor_args.get(t.op)
+        if reads is None:
+            reads = self._monitor_args[t.op] = self.monitors.reads_args(t.op)
+        args = self.machine.args(state, t) if reads else {}
         key = (m, t.op, tuple(args.items()))
         out = self._monitor_rows.get(key)
         if out is None:
