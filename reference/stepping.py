@@ -113,6 +113,9 @@ class Turn(Generic[F]):
         self.violation: str | None = None
         self._entered: tuple[bool, str] | None = None
         """How the current state was entered: (by a host call?, transition); None: the initial state."""
+        cls = type(self)
+        self._hooked = cls.on_state is not Turn.on_state or cls.on_call is not Turn.on_call
+        """False: `on_state` and `on_call` are the defaults (None), so the step does not call them."""
 
     def where(self) -> str:
         """The current point of the turn, for messages."""
@@ -165,10 +168,14 @@ class Turn(Generic[F]):
 
     def _advance(self) -> F | None:
         m = self.machine
-        seen: set[object] | None = None
+        first: State | None = None
+        seen: set[State] | None = None
+        """The states internal transitions left since the last host call: made at the second one
+        (the usual single internal transition never hashes its state)."""
         internal = 0
         path = self.path
         state = self.state
+        hooked = self._hooked
         while not m.is_terminal(state):
             if len(self.steps) >= self.horizon:
                 self.terminal = HORIZON
@@ -178,20 +185,24 @@ class Turn(Generic[F]):
             if t.op is not None:
                 self.pending = (t, m.args(state, t))
                 return None
-            if seen is None:
-                seen = set()
-            elif state in seen:
-                raise Livelock(state.location, internal, path[-internal - 1 :], repeats=True)
+            if first is None:
+                first = state
+            else:
+                if seen is None:
+                    seen = {first}
+                if state in seen:
+                    raise Livelock(state.location, internal, path[-internal - 1 :], repeats=True)
+                seen.add(state)
             if internal >= MAX_INTERNAL:
                 raise Livelock(state.location, internal, path[-4:])
-            seen.add(state)
             internal += 1
             state = self.state = m.take_internal(state, t)
             self._entered = (False, t.id)
-            found = self.on_state()
-            if found is not None:
-                return found
-            state = self.state  # a hook may have moved the turn on
+            if hooked:
+                found = self.on_state()
+                if found is not None:
+                    return found
+                state = self.state  # a hook may have moved the turn on
         self.terminal = state.location
         return self.on_terminal()
 
@@ -213,7 +224,9 @@ class Turn(Generic[F]):
             if violation is not None:
                 self.violation, self.terminal = violation, CONTRACT_VIOLATION
                 return self.on_state()
-            return self.on_call(step) or self.on_state() or self._advance()
+            if self._hooked:
+                return self.on_call(step) or self.on_state() or self._advance()
+            return self._advance()
         except RunError as exc:
             return self.on_error(exc)
 
