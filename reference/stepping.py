@@ -74,6 +74,8 @@ def step_limit(table: Table, max_steps: int | None = None) -> int:
 F = TypeVar("F")
 
 _STEP_FIELDS = set(Step.model_fields)
+"""Every step's fields set, one set shared by all: a step sets every field and is frozen, and
+pydantic only ever adds a field's name to it (or copies it first), so it never changes."""
 _new_step = Step.__new__
 _set_dict = BaseModel.__dict__["__dict__"].__set__
 _set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
@@ -92,7 +94,7 @@ def trusted_step(
     _set_dict(
         step, {"op": op, "args": args, "outcome": outcome, "counters": counters, "transition": transition}
     )
-    _set_fields_set(step, _STEP_FIELDS.copy())
+    _set_fields_set(step, _STEP_FIELDS)
     _set_extra(step, None)
     _set_private(step, None)
     return step
@@ -116,6 +118,9 @@ class Turn(Generic[F]):
         cls = type(self)
         self._hooked = cls.on_state is not Turn.on_state or cls.on_call is not Turn.on_call
         """False: `on_state` and `on_call` are the defaults (None), so the step does not call them."""
+        plain = type(machine).is_terminal is Machine.is_terminal
+        self._terminals = machine.table.terminals if plain else None
+        """The terminal locations, read directly unless the machine decides what ends a turn."""
 
     def where(self) -> str:
         """The current point of the turn, for messages."""
@@ -176,7 +181,8 @@ class Turn(Generic[F]):
         path = self.path
         state = self.state
         hooked = self._hooked
-        while not m.is_terminal(state):
+        terminals = self._terminals
+        while not (state[0] in terminals if terminals is not None else m.is_terminal(state)):
             if len(self.steps) >= self.horizon:
                 self.terminal = HORIZON
                 return None
@@ -214,10 +220,8 @@ class Turn(Generic[F]):
         m = self.machine
         self.pending = None
         try:
-            violation = m.violation(t, outcome)
-            state = self.state = (
-                m.contract_state(self.state) if violation else m.take_outcome(self.state, t, outcome)
-            )
+            violation, state = m.answered(self.state, t, outcome)
+            self.state = state
             step = trusted_step(t.op or "", args, outcome, m.counters(state), t.id)
             self.steps.append(step)
             self._entered = (True, t.id)
