@@ -6,7 +6,11 @@ state, or by the facts and booleans they read. So: a constant update is written,
 evaluated; an update that keeps its variable is dropped; the updates that read a fact or a
 boolean or enum variable are partially evaluated once per distinct tuple of those inputs (a
 finite set: every fact has a finite domain), into constants and what is left to read the
-integers; the rest are closures. The values are written as runs of neighbouring slots.
+integers; the rest are closures, but for a count's increment (`n + 1`), written inline. The
+values are written as runs of neighbouring slots. Whatever the path, a step makes what
+evaluating the updates one at a time in their order makes, or raises the first error that would
+raise (a missing fact, an integer beyond the limit); a variable kept is not checked again (no
+state holds an integer beyond the limit).
 """
 
 from __future__ import annotations
@@ -73,10 +77,11 @@ def update_step(
     if not (fixed or tabled or computed):
         return None
     checks_t = frozenset(checks)
+    rank = {slot: k for k, (slot, _) in enumerate(pairs)}
     if not tabled:
-        return _writer(fixed, computed, slots, checks_t, limit, too_large)
+        return _writer(fixed, computed, slots, rank, checks_t, limit, too_large)
     pick_vars, pick_facts, rows, made, as_written = _rows(
-        tabled, fixed, computed, slots, params, finite_vars, checks_t, limit, too_large
+        tabled, fixed, computed, slots, params, finite_vars, rank, checks_t, limit, too_large
     )
 
     def apply(values: Values, f: Mapping[str, Value]) -> Values:
@@ -148,6 +153,7 @@ def _writer(
     writes: Sequence[tuple[int, Value]],
     items: Sequence[Item],
     slots: Mapping[str, int],
+    rank: Mapping[int, int],
     checks: frozenset[int],
     limit: int,
     too_large: TooLarge,
@@ -155,11 +161,13 @@ def _writer(
 ) -> Updater:
     """One step's writes as one function: the constants by runs, then each integer variable
     moved by a constant (a count's increment, the commonest update left) inline, then the other
-    closures; every right side reads the pre-state. An integer beyond the limit is named as
-    evaluating the items in their order would name it: the first one beyond."""
+    closures; every right side reads the pre-state. `rank`: each slot's place in the updates'
+    order, in which the closures run and an integer beyond the limit is found (re-evaluated in
+    that order, every expression being pure), so the error is the first that order raises."""
     runs = _runs(writes, free)
     incs: list[tuple[int, int, int]] = []
     rest: list[tuple[int, Slotted, bool]] = []
+    items = sorted(items, key=lambda item: rank[item[0]])
     for slot, e, fn in items:
         inc = _increment(e, slots) if slot in checks else None
         if inc is None:
@@ -204,6 +212,7 @@ def _rows(
     slots: Mapping[str, int],
     params: Mapping[str, Value],
     finite_vars: frozenset[str],
+    rank: Mapping[int, int],
     checks: frozenset[int],
     limit: int,
     too_large: TooLarge,
@@ -224,6 +233,7 @@ def _rows(
         fixed,
         [(slot, e, compile_slotted(e, slots, params)) for slot, e in tabled] + computed,
         slots,
+        rank,
         checks,
         limit,
         too_large,
@@ -253,13 +263,14 @@ def _rows(
             residue = fold(_bind(e, known), {})
             if isinstance(residue, Lit):
                 if slot in checks and not -limit <= residue.value <= limit:  # type: ignore[operator]
-                    raise too_large(slot, residue.value)  # type: ignore[arg-type]
+                    written(values, f)  # raises: the first integer beyond in the updates' order
+                    raise AssertionError("a folded update left the limit, its closure did not")
                 writes.append((slot, residue.value))
             elif not _keeps(residue, slot, slots):
                 rest.append((slot, residue, compile_slotted(residue, slots, params)))
         evaluated = {slot for slot, _, _ in rest} | {slot for slot, _, _ in computed}
         free = {i: values[i] for i in var_slots if i not in evaluated}
-        return _writer(writes, rest + computed, slots, checks, limit, too_large, free)
+        return _writer(writes, rest + computed, slots, rank, checks, limit, too_large, free)
 
     return slot_picker(var_slots), slot_picker(fact_names), rows, made, written
 
