@@ -114,6 +114,8 @@ class Machine:
         self._int_slots = frozenset(i for i, v in enumerate(table.variables) if isinstance(v.type, IntType))
         self._finite_vars = frozenset(v.name for v in table.variables if not isinstance(v.type, IntType))
         self._counter_dict = counter_dict(tuple((n, self._index[n]) for n in table.counters))
+        self.counters_of = self._counter_dict
+        """`counters` from a state's values alone (what a turn's step calls, one call fewer)."""
         self._out: dict[str, tuple[CompiledTransition, ...]] = {}
         """Each location's transitions, compiled when a run first reaches it (a conformance run
         builds a machine per parameter assignment and visits few locations)."""

@@ -118,9 +118,11 @@ class Turn(Generic[F]):
         cls = type(self)
         self._hooked = cls.on_state is not Turn.on_state or cls.on_call is not Turn.on_call
         """False: `on_state` and `on_call` are the defaults (None), so the step does not call them."""
-        plain = type(machine).is_terminal is Machine.is_terminal
-        self._terminals = machine.table.terminals if plain else None
+        kind = type(machine)
+        self._terminals = machine.table.terminals if kind.is_terminal is Machine.is_terminal else None
         """The terminal locations, read directly unless the machine decides what ends a turn."""
+        self._counters = machine.counters_of if kind.counters is Machine.counters else None
+        """The counters from the values, called directly unless the machine decides them."""
 
     def where(self) -> str:
         """The current point of the turn, for messages."""
@@ -182,8 +184,9 @@ class Turn(Generic[F]):
         state = self.state
         hooked = self._hooked
         terminals = self._terminals
+        steps, horizon = self.steps, self.horizon
         while not (state[0] in terminals if terminals is not None else m.is_terminal(state)):
-            if len(self.steps) >= self.horizon:
+            if len(steps) >= horizon:
                 self.terminal = HORIZON
                 return None
             t = m.select(state)
@@ -222,7 +225,9 @@ class Turn(Generic[F]):
         try:
             violation, state = m.answered(self.state, t, outcome)
             self.state = state
-            step = trusted_step(t.op or "", args, outcome, m.counters(state), t.id)
+            counters = self._counters
+            counted = m.counters(state) if counters is None else counters(state[1])
+            step = trusted_step(t.op or "", args, outcome, counted, t.id)
             self.steps.append(step)
             self._entered = (True, t.id)
             if violation is not None:
