@@ -66,6 +66,9 @@ _Meaning = tuple[str | None, Facts, dict[str, Value]]
 _Answer = tuple[Outcome, str, str | None, Facts, dict[str, Value]]
 """The outcome, the operation it answered, and its meaning."""
 
+_NO_FACTS: Mapping[str, Value] = {}
+"""The facts of a state entered by an internal transition (read-only)."""
+
 _new_state = tuple.__new__
 """`State` built from one tuple without the named tuple's Python-level constructor."""
 
@@ -118,6 +121,8 @@ class Machine:
         self._int_slots = frozenset(i for i, v in enumerate(table.variables) if isinstance(v.type, IntType))
         self._finite_vars = frozenset(v.name for v in table.variables if not isinstance(v.type, IntType))
         self._counter_dict = counter_dict(tuple((n, self._index[n]) for n in table.counters))
+        self.counters_of = self._counter_dict
+        """`counters` from a state's values alone (what a turn's step calls, one call fewer)."""
         self._out: dict[str, tuple[CompiledTransition, ...]] = {}
         """Each location's transitions, compiled when a run first reaches it (a conformance run
         builds a machine per parameter assignment and visits few locations)."""
@@ -346,7 +351,20 @@ class Machine:
             facts = state.facts
             f = self._last_f if facts is self._last_facts else self._facts(facts)
             values = self._remembered(c, values, f) if self._memo else c.apply(values, f)
+        self._last_facts, self._last_f = (), _NO_FACTS  # the next select reads the state entered
         return _new_state(State, (t.target, values, ()))
+
+    def answered(self, state: State, t: Transition, outcome: Outcome) -> tuple[str | None, State]:
+        """`violation` and the state it leads to (`take_outcome`, or `contract_state` if the
+        contract rejects the outcome) in one call: a turn's step."""
+        found = self._answers.get(id(outcome))
+        if found is None or found[0] is not outcome or found[1] != t.op:
+            found = self._answer(t.op or "", outcome)
+        self._last_answer = found
+        violation = found[2]
+        if violation:
+            return violation, self.contract_state(state)
+        return None, self.take_outcome(state, t, outcome)
 
     def violation(self, t: Transition, outcome: Outcome) -> str | None:
         assert t.op is not None

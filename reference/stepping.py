@@ -74,6 +74,8 @@ def step_limit(table: Table, max_steps: int | None = None) -> int:
 F = TypeVar("F")
 
 _STEP_FIELDS = set(Step.model_fields)
+"""Every step's fields set, one set shared by all: a step sets every field and is frozen, and
+pydantic only ever adds a field's name to it (or copies it first), so it never changes."""
 _new_step = Step.__new__
 _set_dict = BaseModel.__dict__["__dict__"].__set__
 _set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
@@ -92,7 +94,7 @@ def trusted_step(
     _set_dict(
         step, {"op": op, "args": args, "outcome": outcome, "counters": counters, "transition": transition}
     )
-    _set_fields_set(step, _STEP_FIELDS.copy())
+    _set_fields_set(step, _STEP_FIELDS)
     _set_extra(step, None)
     _set_private(step, None)
     return step
@@ -113,6 +115,14 @@ class Turn(Generic[F]):
         self.violation: str | None = None
         self._entered: tuple[bool, str] | None = None
         """How the current state was entered: (by a host call?, transition); None: the initial state."""
+        cls = type(self)
+        self._hooked = cls.on_state is not Turn.on_state or cls.on_call is not Turn.on_call
+        """False: `on_state` and `on_call` are the defaults (None), so the step does not call them."""
+        kind = type(machine)
+        self._terminals = machine.table.terminals if kind.is_terminal is Machine.is_terminal else None
+        """The terminal locations, read directly unless the machine decides what ends a turn."""
+        self._counters = machine.counters_of if kind.counters is Machine.counters else None
+        """The counters from the values, called directly unless the machine decides them."""
 
     def where(self) -> str:
         """The current point of the turn, for messages."""
@@ -165,12 +175,18 @@ class Turn(Generic[F]):
 
     def _advance(self) -> F | None:
         m = self.machine
-        seen: set[object] | None = None
+        first: State | None = None
+        seen: set[State] | None = None
+        """The states internal transitions left since the last host call: made at the second one
+        (the usual single internal transition never hashes its state)."""
         internal = 0
         path = self.path
         state = self.state
-        while not m.is_terminal(state):
-            if len(self.steps) >= self.horizon:
+        hooked = self._hooked
+        terminals = self._terminals
+        steps, horizon = self.steps, self.horizon
+        while not (state[0] in terminals if terminals is not None else m.is_terminal(state)):
+            if len(steps) >= horizon:
                 self.terminal = HORIZON
                 return None
             t = m.select(state)
@@ -178,20 +194,24 @@ class Turn(Generic[F]):
             if t.op is not None:
                 self.pending = (t, m.args(state, t))
                 return None
-            if seen is None:
-                seen = set()
-            elif state in seen:
-                raise Livelock(state.location, internal, path[-internal - 1 :], repeats=True)
+            if first is None:
+                first = state
+            else:
+                if seen is None:
+                    seen = {first}
+                if state in seen:
+                    raise Livelock(state.location, internal, path[-internal - 1 :], repeats=True)
+                seen.add(state)
             if internal >= MAX_INTERNAL:
                 raise Livelock(state.location, internal, path[-4:])
-            seen.add(state)
             internal += 1
             state = self.state = m.take_internal(state, t)
             self._entered = (False, t.id)
-            found = self.on_state()
-            if found is not None:
-                return found
-            state = self.state  # a hook may have moved the turn on
+            if hooked:
+                found = self.on_state()
+                if found is not None:
+                    return found
+                state = self.state  # a hook may have moved the turn on
         self.terminal = state.location
         return self.on_terminal()
 
@@ -203,17 +223,19 @@ class Turn(Generic[F]):
         m = self.machine
         self.pending = None
         try:
-            violation = m.violation(t, outcome)
-            state = self.state = (
-                m.contract_state(self.state) if violation else m.take_outcome(self.state, t, outcome)
-            )
-            step = trusted_step(t.op or "", args, outcome, m.counters(state), t.id)
+            violation, state = m.answered(self.state, t, outcome)
+            self.state = state
+            counters = self._counters
+            counted = m.counters(state) if counters is None else counters(state[1])
+            step = trusted_step(t.op or "", args, outcome, counted, t.id)
             self.steps.append(step)
             self._entered = (True, t.id)
             if violation is not None:
                 self.violation, self.terminal = violation, CONTRACT_VIOLATION
                 return self.on_state()
-            return self.on_call(step) or self.on_state() or self._advance()
+            if self._hooked:
+                return self.on_call(step) or self.on_state() or self._advance()
+            return self._advance()
         except RunError as exc:
             return self.on_error(exc)
 

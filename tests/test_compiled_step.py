@@ -209,3 +209,27 @@ def test_all_outcomes_at_once_are_each_outcome_in_turn(name: str) -> None:
                 seen.add(after)
                 queue.append(after)
     assert calls > 3
+
+
+@pytest.mark.parametrize("name", profile_names())
+def test_answered_is_the_verdict_then_the_state_it_leads_to(name: str) -> None:
+    """`Machine.answered` (a turn's step) against `violation` then `take_outcome` or
+    `contract_state` on a second machine, over every outcome and a broken one at each call
+    the first turns reach."""
+    table = load_profile(name)
+    one, other = Machine(table), Machine(table)
+    state, checked = one.initial(), 0
+    for _ in range(30):
+        while not one.is_terminal(state) and (t := one.select(state)).op is None:
+            state = one.take_internal(state, t)
+        if one.is_terminal(state):
+            break
+        assert t.op is not None
+        outcomes = [*one.outcomes(t.op), Outcome(facts={"not_a_fact": True})]
+        for o in outcomes:
+            verdict = other.violation(t, o)
+            expected = other.contract_state(state) if verdict else other.take_outcome(state, t, o)
+            assert one.answered(state, t, o) == (verdict, expected), (t.id, o)
+            checked += 1
+        state = one.take_outcome(state, t, outcomes[0])
+    assert checked > 3

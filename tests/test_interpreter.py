@@ -255,6 +255,21 @@ def test_internal_livelock_is_an_error_not_a_hang() -> None:
         run(table, script())
 
 
+@pytest.mark.parametrize(
+    ("back", "loop"), [("a", "ab -> ba -> ab"), ("b", "ab -> bb -> bb")], ids=["two", "one"]
+)
+def test_a_state_that_comes_back_between_host_calls_is_a_livelock(back: str, loop: str) -> None:
+    """The states are remembered only from the second internal transition on; a loop of one
+    transition or of two is still found at the first repeat."""
+    text = SPIN.replace('update = { n = "n + 1" }\n', "")
+    if back == "b":
+        text = text.replace('id = "ba"\nfrom = "b"', 'id = "bb"\nfrom = "b"').replace(
+            'to = "a"\n\n[[', 'to = "b"\n\n[['
+        )
+    with pytest.raises(Livelock, match=f"loop at location '{back}' without a host call \\({loop}\\)"):
+        run(load_table_text(text), script())
+
+
 def test_one_rendering_of_an_outcome_in_every_report() -> None:
     from turnbound.properties.cli.interpret import fmt_outcome
     from turnbound.properties.conformance.runner import fmt_call

@@ -7,6 +7,8 @@ from __future__ import annotations
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from turnbound.reference.compiled import counter_dict
 from turnbound.reference.errors import ValueTooLarge
 from turnbound.reference.expr import Arith, Compare, Cond, Expr, Lit, Logic, Not, Ref, refs
@@ -15,7 +17,7 @@ from turnbound.reference.expr_fold import fold
 from turnbound.reference.machine import INT_LIMIT, Machine
 from turnbound.reference.outcomes import Outcome
 from turnbound.reference.profiles import load_profile, profile_names
-from turnbound.reference.table import Table
+from turnbound.reference.table import Table, Transition
 from turnbound.reference.types import BOOL, INT, Value
 from turnbound.reference.update_step import ROWS_LIMIT, Updater, update_step
 
@@ -202,3 +204,132 @@ def test_equal_outcomes_built_apart_share_a_verdict_but_not_a_type() -> None:
     assert machine.violation(t, Outcome(facts={"paused": True})) is None
     assert machine.violation(t, Outcome(facts={"paused": 1})) is not None
     assert machine.violation(t, Outcome(facts={"paused": [1]})) is not None  # unhashable: not remembered
+
+
+# -- generated updates, states and facts ----------------------------------------------------
+
+LIMIT = INT_LIMIT
+NEAR = [LIMIT - 1, LIMIT, -LIMIT, -LIMIT + 1]
+"""Integers at the limit's edges. No state holds one beyond (every update is checked), so a
+variable an update keeps is not checked again."""
+INTS = st.one_of(st.integers(-3, 3), st.sampled_from(NEAR))
+
+
+def _int_exprs() -> st.SearchStrategy[Expr]:
+    leaves = st.one_of(
+        st.sampled_from([n, m, k]),
+        st.one_of(st.integers(-2, 2), st.sampled_from([LIMIT, -LIMIT, 2 * LIMIT])).map(lambda v: Lit(v, INT)),
+    )
+
+    def grow(inner: st.SearchStrategy[Expr]) -> st.SearchStrategy[Expr]:
+        return st.one_of(
+            st.tuples(st.sampled_from(["+", "-", "*"]), inner, inner).map(
+                lambda t: Arith(t[0], t[1], t[2])  # type: ignore[arg-type]
+            ),
+            st.tuples(_bool_exprs(), inner, inner).map(lambda t: Cond(t[0], t[1], t[2], INT)),
+        )
+
+    increments = st.tuples(st.sampled_from([n, m]), st.integers(-2, 2), st.booleans()).map(
+        lambda t: Arith("+", t[0], Lit(t[1], INT)) if t[2] else Arith("-", Lit(t[1], INT), t[0])
+    )
+    return st.one_of(increments, st.recursive(leaves, grow, max_leaves=4))
+
+
+def _bool_exprs() -> st.SearchStrategy[Expr]:
+    compares = st.tuples(
+        st.sampled_from(["<", "==", ">="]), st.sampled_from([n, m, k]), st.integers(-1, 1)
+    ).map(
+        lambda t: Compare(t[0], t[1], Lit(t[2], INT))  # type: ignore[arg-type]
+    )
+    leaves = st.one_of(st.sampled_from([b, c, x]), compares, st.booleans().map(lambda v: Lit(v, BOOL)))
+
+    def grow(inner: st.SearchStrategy[Expr]) -> st.SearchStrategy[Expr]:
+        return st.one_of(
+            inner.map(Not),
+            st.tuples(st.sampled_from(["and", "or"]), st.lists(inner, min_size=2, max_size=3)).map(
+                lambda t: Logic(t[0], tuple(t[1]))  # type: ignore[arg-type]
+            ),
+        )
+
+    return st.recursive(leaves, grow, max_leaves=4)
+
+
+UPDATE_SETS = st.fixed_dictionaries(
+    {},
+    optional={"n": _int_exprs(), "b": _bool_exprs(), "c": _bool_exprs(), "m": _int_exprs()},
+).flatmap(lambda d: st.permutations(sorted(d.items(), key=lambda p: p[0])))
+"""Updates of some of the variables, in any order (the order names the first integer beyond)."""
+STATES = st.tuples(INTS, st.booleans(), st.booleans(), INTS)
+FACTS = st.fixed_dictionaries({}, optional={"x": st.booleans(), "k": st.integers(-1, 1)})
+
+
+def _in_order(pairs: list[tuple[str, Expr]], values: tuple[Value, ...], f: dict[str, Value]) -> object:
+    """The updates' values evaluated one at a time in their order, or the first error: a
+    missing fact's KeyError or the first integer beyond the limit."""
+    out = list(values)
+    try:
+        for v, e in pairs:
+            made = out[SLOTS[v]] = compile_slotted(e, SLOTS, {})(values, f)
+            if SLOTS[v] in (0, 3) and not -LIMIT <= made <= LIMIT:  # type: ignore[operator]
+                return ("too large", SLOTS[v], made)
+    except KeyError as missing:
+        return ("missing", missing.args)
+    return [(type(v), v) for v in out]
+
+
+def _stepped(step: Updater, values: tuple[Value, ...], f: dict[str, Value]) -> object:
+    try:
+        return [(type(v), v) for v in step(values, f)]
+    except _Big as big:
+        return ("too large", *big.args)
+    except KeyError as missing:
+        return ("missing", missing.args)
+
+
+@settings(max_examples=400, deadline=None)
+@given(pairs=UPDATE_SETS, inputs=st.lists(st.tuples(STATES, FACTS), min_size=1, max_size=4))
+def test_generated_updates_step_as_evaluated_one_at_a_time(
+    pairs: list[tuple[str, Expr]], inputs: list[tuple[tuple[Value, ...], dict[str, Value]]]
+) -> None:
+    """Every input three times (as written, the row made, the row remembered), between the
+    others: the same values of the same types, or the same error naming the same variable."""
+    step = _step(pairs, limit=LIMIT)
+    if step is None:
+        assert all(e == Ref(v, e.kind, e.type) for v, e in pairs if isinstance(e, Ref))
+        return
+    for _ in range(3):
+        for values, f in inputs:
+            assert _stepped(step, values, f) == _in_order(pairs, values, f), (values, f)
+
+
+@pytest.mark.parametrize("ghosts", [True, False])
+def test_counts_at_the_limit_raise_value_too_large_naming_the_first_beyond(ghosts: bool) -> None:
+    """At deeptutor-scheduler's round and dispatch: each count at the limit, alone or together,
+    the same on every pass (as written, the row made, the row remembered); one below, none."""
+    table = load_profile("deeptutor-scheduler")
+    machine = Machine(table, {"explorationBudget": 3}, ghosts=ghosts)
+    names = machine.var_names
+    state = machine.initial()
+    tools = Outcome(
+        facts={"hasTools": True, "hasText": False, "truncated": False, "reasoningBudgetExhausted": False}
+    )
+    explore_round, dispatch = table.transition("explore_round"), table.transition("dispatch")
+    cases: list[tuple[Transition, dict[str, int], str | None]] = [
+        (explore_round, {"rounds": INT_LIMIT}, "rounds"),
+        (explore_round, {"exploration_rounds": -INT_LIMIT, "rounds": INT_LIMIT - 1}, None),
+        (explore_round, {"rounds": INT_LIMIT, "exploration_rounds": INT_LIMIT}, "rounds"),
+        (dispatch, {"tool_steps": INT_LIMIT}, "tool_steps"),
+        (dispatch, {"dispatches": INT_LIMIT}, "dispatches" if ghosts else None),
+        (dispatch, {"dispatches": INT_LIMIT, "tool_steps": INT_LIMIT}, "tool_steps"),
+    ]
+    for t, at, named in cases:
+        values = tuple(at.get(name, v) for name, v in zip(names, state.values, strict=True))
+        outcome = tools if t is explore_round else Outcome(facts={})
+        start = state._replace(values=values, facts=() if t is explore_round else (("hasTools", True),))
+        for _ in range(3):
+            if named is None:
+                after = machine.variables(machine.take_outcome(start, t, outcome))
+                assert all(after[name] == v + 1 for name, v in at.items() if name in after), at
+            else:
+                with pytest.raises(ValueTooLarge, match=rf"\b{named}\b"):
+                    machine.take_outcome(start, t, outcome)
