@@ -474,12 +474,13 @@ class Machine:
         memo: dict[tuple[Value, ...], tuple[tuple[Value, ...], ...]] = {}
         fanout = Fanout(self, t, c.read_facts, None)
         made, merge, firsts = self._make, plan.merge, fanout.firsts
+        limit = max(1, MEMO_LIMIT // max(1, len(firsts)))  # rows kept: as many as one update memo's
 
         def update_all(values: tuple[Value, ...]) -> list[tuple[Value, ...]]:
             key = plan.pick_vars(values)
             rows = memo.get(key)
             if rows is None:
-                if len(memo) >= MEMO_LIMIT:
+                if len(memo) >= limit:
                     memo.clear()
                 rows = memo[key] = tuple(made(plan, values, f) for f in firsts)
             return list(map(merge, map(values.__add__, rows)))
