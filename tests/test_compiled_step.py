@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 import random
+from collections import deque
+from collections.abc import Iterator
 
 import pytest
 from turnbound.reference.expr import Expr
@@ -15,7 +17,7 @@ from turnbound.reference.profiles import load_profile, profile_names
 from turnbound.reference.proved import guards_proved
 from turnbound.reference.readable import readable_facts, table_entering
 from turnbound.reference.stepping import trusted_step
-from turnbound.reference.table import Table, ValueSpec
+from turnbound.reference.table import Table, Transition, ValueSpec
 from turnbound.reference.trace import Step
 from turnbound.reference.types import BoolType, IntType, Value
 
@@ -146,33 +148,41 @@ def test_machines_of_one_table_share_a_transition_compiled_for_the_parameters_it
     )._compile(explore_round).guard(values, {})
 
 
+def _steps(plain: Machine, limit: int) -> Iterator[tuple[State, Transition, tuple[State, ...]]]:
+    """Breadth first from the initial state: each state that is not terminal, its transition and
+    the plain machine's successors (one per outcome of a host call), up to `limit` states."""
+    queue, seen, n = deque([plain.initial()]), {plain.initial()}, 0
+    while queue and n < limit:
+        state = queue.popleft()
+        if plain.is_terminal(state):
+            continue
+        n += 1
+        t = plain.select(state)
+        if t.op is None:
+            successors: tuple[State, ...] = (plain.take_internal(state, t),)
+        else:
+            successors = tuple(plain.take_outcome(state, t, o) for o in plain.outcomes(t.op))
+        yield state, t, successors
+        for after in successors:
+            if after not in seen:
+                seen.add(after)
+                queue.append(after)
+
+
 @pytest.mark.parametrize("name", profile_names())
 def test_a_memoizing_machine_takes_every_step_the_same_way(name: str) -> None:
     """The explorer's machine remembers update results by the values and facts they read: over
     the breadth-first search at the defaults, every successor it makes is the plain machine's."""
-    from collections import deque
-
     table = load_profile(name)
     plain, memo = Machine(table), Machine(table, memo=True)
-    queue, seen, steps = deque([plain.initial()]), {plain.initial()}, 0
-    while queue and steps < 20_000:
-        state = queue.popleft()
-        if plain.is_terminal(state):
-            continue
-        t = plain.select(state)
+    steps = 0
+    for state, t, successors in _steps(plain, 20_000):
         if t.op is None:
-            successors = [(plain.take_internal(state, t), memo.take_internal(state, t))]
+            got: tuple[State, ...] = (memo.take_internal(state, t),)
         else:
-            successors = [
-                (plain.take_outcome(state, t, o), memo.take_outcome(state, t, o))
-                for o in plain.outcomes(t.op)
-            ]
-        for expected, got in successors:
-            assert got == expected, (t.id, state)
-            steps += 1
-            if expected not in seen:
-                seen.add(expected)
-                queue.append(expected)
+            got = tuple(memo.take_outcome(state, t, o) for o in plain.outcomes(t.op))
+        assert got == successors, (t.id, state)
+        steps += len(got)
     assert steps > 10
     assert any(plan.memo for plan in memo._plans.values())
 
@@ -181,33 +191,25 @@ def test_a_memoizing_machine_takes_every_step_the_same_way(name: str) -> None:
 def test_all_outcomes_at_once_are_each_outcome_in_turn(name: str) -> None:
     """`take_outcomes` (a search's step at a host call: facts completed once, updates once per
     group of outcomes that agree on what they read) gives exactly one `take_outcome` per
-    outcome, in order, for a memoizing machine, a plain one and one without ghosts."""
-    from collections import deque
-
+    outcome, in order, for a memoizing machine, a plain one, one without ghosts and one that
+    forgets unread facts."""
     table = load_profile(name)
     plain = Machine(table)
-    machines = [Machine(table, memo=True), Machine(table), Machine(table, ghosts=False)]
-    queue, seen, calls = deque([plain.initial()]), {plain.initial()}, 0
-    while queue and calls < 3_000:
-        state = queue.popleft()
-        if plain.is_terminal(state):
-            continue
-        t = plain.select(state)
+    memo, fresh, lean = Machine(table, memo=True), Machine(table), Machine(table, ghosts=False)
+    forgets = Machine(table, memo=True, forget=True)
+    calls = 0
+    for state, t, successors in _steps(plain, 6_000):
         if t.op is None:
-            successors: tuple[State, ...] = (plain.take_internal(state, t),)
-        else:
-            calls += 1
-            successors = tuple(plain.take_outcome(state, t, o) for o in plain.outcomes(t.op))
-            assert machines[0].take_outcomes(state, t) == successors, (t.id, state)
-            assert machines[1].take_outcomes(state, t) == successors, (t.id, state)
-            lean = machines[2]
-            assert lean.take_outcomes(state, t) == tuple(
-                lean.take_outcome(state, t, o) for o in lean.outcomes(t.op)
-            )
-        for after in successors:
-            if after not in seen:
-                seen.add(after)
-                queue.append(after)
+            continue
+        calls += 1
+        assert memo.take_outcomes(state, t) == successors, (t.id, state)
+        assert fresh.take_outcomes(state, t) == successors, (t.id, state)
+        assert lean.take_outcomes(state, t) == tuple(
+            lean.take_outcome(state, t, o) for o in lean.outcomes(t.op)
+        )
+        kept = tuple(forgets.take_outcome(state, t, o) for o in plain.outcomes(t.op))
+        assert forgets.take_outcomes(state, t) == kept
+        assert all(forgets.kept(a.location, a.facts) == a.facts for a in kept)
     assert calls > 3
 
 
