@@ -31,8 +31,9 @@ class Monitors:
         }
 
     def reads_args(self, op: str) -> bool:
-        """Whether a step of `op` depends on its arguments: some pattern's `when` reads one (an
-        argument and a fact never share a name in one operation's scope)."""
+        """Whether a step of `op` may depend on its arguments: some pattern's `when` reads a name
+        one of them has (a fact of the same name counts too: asking for the arguments then is
+        only wasted work)."""
         names = {a for a, _ in self.table.operations[op].args}
         return any(
             r.name in names for p in self.properties if p.after is not None for r in refs(p.after.when)

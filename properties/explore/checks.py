@@ -97,7 +97,7 @@ class StateClaimMemo:
 
     def __init__(self, table: Table, machine: Machine) -> None:
         self.machine = machine
-        judge = Judge(table)
+        self.judge = judge = Judge(table)
         self.claims = [(c.name, fn) for c, fn in judge.invariants]
         read = {r.name for c, _ in judge.invariants for r in refs(c.expr) if r.kind == "var"}
         self.read = [(name, i) for i, name in enumerate(machine.var_names) if name in read]
@@ -139,7 +139,7 @@ class _Checker:
         self.machine = machine
         self.monitors = monitors
         self.search = search
-        self.judge = Judge(table)
+        self.judge = self.claim_memo.judge  # one judge, compiled once, for the search and the checks
         self.state_claims = [_state_claim(c, fn) for c, fn in self.judge.invariants]
         self.bounds = [_state_claim(c, fn) for c, fn in self.judge.bounds]
         self.first: dict[str, int] = {}
@@ -163,12 +163,10 @@ class _Checker:
         read.update(self.table.counters)
         slots = [k for k, name in enumerate(machine.var_names) if name in read]
         pick: Callable[[tuple[Value, ...]], object] = itemgetter(*slots) if slots else (lambda v: ())
-        seen, seen_pick = self.claim_memo.memo, self.claim_memo.pick
         terminals = self.table.terminals  # where the judge judges bounds
         for i, (state, mon) in enumerate(search.nodes):
             location, values, _ = state
-            found = seen.get(seen_pick(values))
-            broken = invariants(values) if found is None else found
+            broken = invariants(values)
             if mon:
                 bad = mon_memo.get(mon)
                 if bad is None:

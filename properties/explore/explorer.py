@@ -47,7 +47,8 @@ again with every state stored on first use of `graph`, `path_to`, `steps` or `wi
 `all_states=True` to search once.
 
 - node attributes: `location` (str), `terminal` (bool), `values` (dict variable ->
-  value), `facts` (dict fact -> value, the last host outcome readable here),
+  value), `facts` (dict fact -> value: of the last host outcome, those something here
+  reads; the explorer forgets the rest, `readable.facts_read`),
   `monitors` (tuple[int, ...], `Monitors` state), `depth` (edges from the initial
   state), `calls` (host calls on the shortest path), `horizon` (bool: a leaf cut off
   at the step horizon), `violations` (tuple of claim names broken here);

@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from operator import itemgetter
+from typing import TypeVar
 
 import networkx as nx
 from turnbound.properties.explore.results import PathStep
@@ -75,6 +76,19 @@ def _select_keys(machine: Machine) -> dict[str, tuple[Callable[[tuple[Value, ...
         pick: Callable[[tuple[Value, ...]], object] = itemgetter(*variables) if variables else (lambda v: ())
         out[location] = (pick, any(r.kind not in ("var", "param") for r in names))
     return out
+
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+def _intern(ids: dict[K, int], items: list[V], key: K, item: V) -> int:
+    """`key`'s number: its position in `items`, where `item` is appended the first time."""
+    found = ids.get(key)
+    if found is None:
+        found = ids[key] = len(items)
+        items.append(item)
+    return found
 
 
 class _Search:
@@ -149,20 +163,10 @@ class _Search:
         self._chain_of: dict[tuple[int, int], int] = {}
 
     def _label_id(self, t: Transition, outcome: int) -> int:
-        key = (t.id, outcome)
-        lid = self._label_ids.get(key)
-        if lid is None:
-            lid = len(self.labels)
-            self._label_ids[key] = lid
-            self.labels.append((t, outcome))
-        return lid
+        return _intern(self._label_ids, self.labels, (t.id, outcome), (t, outcome))
 
     def _chain_id(self, steps: tuple[int, ...]) -> int:
-        cid = self._chain_ids.get(steps)
-        if cid is None:
-            cid = self._chain_ids[steps] = len(self.chains)
-            self.chains.append(steps)
-        return cid
+        return _intern(self._chain_ids, self.chains, steps, steps)
 
     def _add(self, node: Node, parent: int, label: int, calls: int, depth: int, internal: int) -> int:
         """A node not seen before: its index, with its shortest path's last edge."""
@@ -205,7 +209,6 @@ class _Search:
             self.calls,
             self.internal,
         )
-        horizon = self.horizon if self.horizon is not None else self.max_calls
         expand = self._expand if self.all_states else self._expand_atomic
         queue_pos = 0
         while queue_pos < len(nodes):
@@ -215,7 +218,7 @@ class _Search:
             state, mon = nodes[i]
             if state.location in terminals:
                 continue
-            if calls[i] >= horizon and self.horizon is not None:
+            if self.horizon is not None and calls[i] >= self.horizon:
                 self.horizon_leaves.append(i)
                 continue
             if len(nodes) >= self.max_states:
@@ -260,18 +263,13 @@ class _Search:
     def _expand(self, i: int, state: State, mon: MonitorState) -> None:
         """Add node i's successors: the machine's one step, once per outcome of a host call."""
         machine = self.machine
-        location, values, facts = state
-        pick, reads_facts = self._select_keys[location]
-        key = (location, pick(values), facts if reads_facts else None)
-        t = self._select_memo.get(key)
-        if t is None:
-            try:
-                t = self._select_memo[key] = machine.select(state)
-            except LimitReached:
-                raise
-            except RunError as exc:
-                self.run_errors[i] = exc
-                return
+        try:
+            t = self._select(state)
+        except LimitReached:
+            raise
+        except RunError as exc:
+            self.run_errors[i] = exc
+            return
         calls, depth = self.calls[i], self.depth[i] + 1
         row = self._label_rows.get(t.id) or self._label_row(t)
         index, dst, label = self.index, self.dst, self.label
@@ -392,11 +390,7 @@ class _Search:
         return out
 
     def _tail_id(self, tail: tuple[int, ...]) -> int:
-        tid = self._tail_ids.get(tail)
-        if tid is None:
-            tid = self._tail_ids[tail] = len(self.tails)
-            self.tails.append(tail)
-        return tid
+        return _intern(self._tail_ids, self.tails, tail, tail)
 
     def _chain_after(self, first: int, tail: int) -> int:
         """The chain of a one-step chain followed by a tail of internal steps."""
