@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from turnbound.reference.expr import refs
+from turnbound.reference.expr import Expr, refs
 from turnbound.reference.table import Table, ValueSpec
 
 Entering = tuple[str, tuple[ValueSpec, ...]]
@@ -46,16 +46,25 @@ def table_entering(table: Table) -> Iterable[Entering]:
 
 
 def facts_read(table: Table) -> dict[str, frozenset[str]]:
-    """Per location, the facts something there reads: a guard, an argument or an update (a
-    failure's ghost updates included) of a transition leaving it. No claim reads a fact (the
-    loader's scopes), so a state's other facts decide nothing after it: a search that forgets
-    them (`Machine(forget=True)`) stores states that differ only in them once."""
+    """Per location, the facts of a state there that something reads: a guard, an argument or
+    an update of a transition leaving it (a host call's updates and a failure's ghost updates
+    read their own call's facts or fields first, so only other names count). No claim reads a
+    fact (the loader's scopes), so a state's other facts decide nothing after it: a search
+    that forgets them (`Machine(forget=True)`) stores states that differ only in them once."""
     out: dict[str, frozenset[str]] = {}
     for place in (*table.locations, *table.terminals):
         names: set[str] = set()
         for t in table.outgoing.get(place, ()):
-            exprs = [t.guard, *(e for _, e in t.args), *(e for _, e in t.updates)]
-            exprs += [e for ups in t.raise_updates.values() for _, e in ups]
-            names.update(r.name for e in exprs for r in refs(e) if r.kind == "fact")
+            for e in (t.guard, *(e for _, e in t.args)):
+                names.update(r.name for r in refs(e) if r.kind == "fact")
+            own = {f.name for f in table.operations[t.op].facts} if t.op is not None else set()
+            names.update(_facts_in(e for _, e in t.updates) - own)
+            for err, ups in t.raise_updates.items():
+                fields = {f.name for f in table.failures[err].fields}
+                names.update(_facts_in(e for _, e in ups) - fields)
         out[place] = frozenset(names)
     return out
+
+
+def _facts_in(exprs: Iterable[Expr]) -> set[str]:
+    return {r.name for e in exprs for r in refs(e) if r.kind == "fact"}

@@ -67,12 +67,17 @@ def test_forgetting_stores_fewer_states_where_a_fact_is_not_read() -> None:
 
 @pytest.mark.parametrize("name", profile_names())
 def test_a_state_keeps_exactly_the_facts_read_where_it_is(name: str) -> None:
+    """A state keeps the facts a guard or an argument leaving its location reads, and those an
+    update reads that are not the call's own (a call's updates read its own facts first)."""
     table = load_profile(name)
     read = facts_read(table)
     for place, names in read.items():
         for t in table.outgoing.get(place, ()):
-            exprs = [t.guard, *(e for _, e in t.args), *(e for _, e in t.updates)]
-            assert {r.name for e in exprs for r in refs(e) if r.kind == "fact"} <= names
+            facts = {r.name for e in (t.guard, *(e for _, e in t.args)) for r in refs(e) if r.kind == "fact"}
+            assert facts <= names, (place, t.id)
+            if t.op is None:  # an internal transition's updates read the state's facts alone
+                assert {r.name for _, e in t.updates for r in refs(e) if r.kind == "fact"} <= names
     exploration = explore(table, _corner(table), all_states=True)
     for state, _ in exploration._search.nodes:
-        assert {name for name, _ in state.facts} <= read[state.location], state
+        # what is read here is readable here (the loader's scopes): every call entering gives it
+        assert {name for name, _ in state.facts} == read[state.location], state
