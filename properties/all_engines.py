@@ -17,7 +17,7 @@ from typing import Any
 from turnbound.properties.explore.sweep import DEFAULT_JOBS, ClaimTally, sweep, tally
 from turnbound.properties.fuzz.session import FuzzResult, fuzz
 from turnbound.properties.prove.prover import ProofResult, Prover
-from turnbound.properties.workers import fork_context
+from turnbound.properties.workers import fork_context, ordered_map
 from turnbound.reference.cases import CaseResult, check_case
 from turnbound.reference.profiles import profile_cases
 from turnbound.reference.table import Table
@@ -176,6 +176,6 @@ def check_profiles(
             yield check_profile(table, engines, examples=examples, seed=seed, jobs=jobs)
         return
     init = (list(tables), list(engines), examples, seed)
-    with context.Pool(workers, initializer=_init_check_worker, initargs=init) as pool:
-        for table, fields in zip(tables, pool.imap(_check_one, range(len(tables))), strict=True):
-            yield ProfileCheck(table, **fields)
+    checked = ordered_map(_check_one, range(len(tables)), workers, _init_check_worker, init)
+    for table, fields in zip(tables, checked, strict=True):
+        yield ProfileCheck(table, **fields)

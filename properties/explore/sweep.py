@@ -17,7 +17,7 @@ from itertools import product
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from turnbound.properties.explore.explorer import DEFAULT_MAX_STATES, ClaimResult, Summary, Violation, explore
-from turnbound.properties.workers import fork_context
+from turnbound.properties.workers import fork_context, ordered_map
 from turnbound.reference.errors import DefinitionError
 from turnbound.reference.limits import MAX_SWEEP
 from turnbound.reference.machine import check_params
@@ -145,12 +145,10 @@ def explore_all(
                 advance()
             return results
         chunk = max(1, len(todo) // (workers * 16))
-        with context.Pool(
-            workers, initializer=_init_worker, initargs=(table, max_states, all_states)
-        ) as pool:
-            for summary in pool.imap(_explore_one, todo, chunksize=chunk):
-                results.append(summary)
-                advance()
+        init = (table, max_states, all_states)
+        for summary in ordered_map(_explore_one, todo, workers, _init_worker, init, chunk):
+            results.append(summary)
+            advance()
     return results
 
 

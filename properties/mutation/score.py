@@ -84,7 +84,7 @@ from turnbound.properties.mutation.engines import (
     confirm_equivalence,
 )
 from turnbound.properties.mutation.mutants import OPERATORS, Document, Mutant, mutants
-from turnbound.properties.workers import fork_context
+from turnbound.properties.workers import fork_context, ordered_map
 from turnbound.reference.errors import DefinitionError
 from turnbound.reference.loader import resolved_document
 from turnbound.reference.table import Table
@@ -352,12 +352,11 @@ def _run_pass(
             out.append(_work(job))
             advance()
         return out
-    with context.Pool(workers, initializer=_init_worker, initargs=(base, found, engines, every)) as pool:
-        out = []
-        for partial in pool.imap(_work, jobs, chunksize=1):
-            out.append(partial)
-            advance()
-        return out
+    out = []
+    for partial in ordered_map(_work, jobs, workers, _init_worker, (base, found, engines, every)):
+        out.append(partial)
+        advance()
+    return out
 
 
 @contextmanager
