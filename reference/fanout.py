@@ -7,7 +7,8 @@ are fixed per operation, and outcomes that agree on the facts the updates read m
 values. So the facts are completed once per transition, the outcomes are grouped by what the
 updates read, and one call evaluates the updates once per group. A failure's outcome (its
 own target and ghost updates) and a transition whose updates read earlier facts take the
-machine's one-outcome step, so the semantics stays in one place.
+machine's one-outcome step, so the semantics stays in one place; a failure without ghost
+updates only moves to its target with its fields, and is made here too.
 """
 
 from __future__ import annotations
@@ -41,11 +42,10 @@ class Fanout:
         groups: dict[tuple[Value, ...], int] = {}
         firsts: list[Mapping[str, Value]] = []
         rows: list[tuple[int, tuple[tuple[str, Value], ...]]] = []
-        self.failures = 0
-        """The outcomes after the plain ones (failures come last in `outcomes`): taken one by one."""
+        failures: list[tuple[str, tuple[tuple[str, Value], ...]] | None] = []
         for outcome in self.outcomes:
             if outcome.raise_ is not None:
-                self.failures += 1
+                failures.append(self._failure_row(outcome.raise_, outcome.fields))
                 continue
             filled = complete(op.facts, outcome.facts or {})
             key = tuple(filled[name] for name in reads)
@@ -57,6 +57,9 @@ class Fanout:
         self.firsts = tuple(firsts)
         """One completed facts mapping per group: what the group's outcomes give the updates."""
         self.rows = tuple(rows)
+        self.failures = tuple(failures)
+        """Per failure (they come last in `outcomes`), its target and kept fields when the raise
+        makes no ghost update (the values stay as they are); None: taken one by one."""
         self.update_all: Callable[[Values], list[Values]] | None = None
         """The values after the updates, per group (a memoizing machine's own; else `update`)."""
 
@@ -72,6 +75,16 @@ class Fanout:
         new, cls = tuple.__new__, type(state)
         out = [new(cls, (target, made[g], items)) for g, items in self.rows]
         if self.failures:
-            take = self.machine.take_outcome
-            out.extend(take(state, self.t, o) for o in self.outcomes[len(self.rows) :])
+            take, t = self.machine.take_outcome, self.t
+            for o, row in zip(self.outcomes[len(self.rows) :], self.failures, strict=True):
+                out.append(take(state, t, o) if row is None else new(cls, (row[0], values, row[1])))
         return tuple(out)
+
+    def _failure_row(
+        self, err: str, fields: Mapping[str, Value] | None
+    ) -> tuple[str, tuple[tuple[str, Value], ...]] | None:
+        if self.machine.raise_ghosts(self.t).get(err):
+            return None
+        target = self.t.on_raise[err]
+        filled = complete(self.machine.table.failures[err].fields, fields or {})
+        return target, self.machine.kept(target, tuple(sorted(filled.items())))

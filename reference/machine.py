@@ -156,6 +156,10 @@ class Machine:
         only in them are one state; `readable.facts_read`)."""
         self._kept_items: dict[tuple[str, Facts], Facts] = {}
         self._fanouts: dict[str, Fanout | None] = {}
+        self._last_internal: tuple[Transition | None, tuple[Value, ...], State] = (None, (), State("", ()))
+        """The internal transition taken last, the values it read and the state it entered, when
+        its updates read no fact: a search takes it again from the next state with the same
+        values (the outcomes of one call that differ only in facts)."""
 
     def _compile(self, t: Transition) -> CompiledTransition:
         """`t` compiled with this machine's parameters, shared with every machine of the table
@@ -279,6 +283,10 @@ class Machine:
         facts = state.facts
         return make(state.values, self._last_f if facts is self._last_facts else self._facts(facts))
 
+    def raise_ghosts(self, t: Transition) -> Mapping[str, CompiledTransition]:
+        """Per failure of `t`'s call, the ghost updates its raise makes (none: not a key)."""
+        return self._raise_updates(t)
+
     def _raise_updates(self, t: Transition) -> dict[str, CompiledTransition]:
         """Per failure, the ghost updates a raise makes (compiled once, as a transition of their own)."""
         cached = self._raises.get(t.id)
@@ -345,14 +353,21 @@ class Machine:
         return made
 
     def take_internal(self, state: State, t: Transition) -> State:
-        c = self._by_id.get(t.id) or self._transition(t)
         values = state.values
+        self_last = self._last_internal
+        if self_last[0] is t and self_last[1] is values:
+            self._last_facts, self._last_f = (), _NO_FACTS
+            return self_last[2]
+        c = self._by_id.get(t.id) or self._transition(t)
         if c.apply is not None:
             facts = state.facts
             f = self._last_f if facts is self._last_facts else self._facts(facts)
             values = self._remembered(c, values, f) if self._memo else c.apply(values, f)
         self._last_facts, self._last_f = (), _NO_FACTS  # the next select reads the state entered
-        return _new_state(State, (t.target, values, ()))
+        entered = _new_state(State, (t.target, values, ()))
+        if not c.read_facts:
+            self._last_internal = (t, state.values, entered)
+        return entered
 
     def answered(self, state: State, t: Transition, outcome: Outcome) -> tuple[str | None, State]:
         """`violation` and the state it leads to (`take_outcome`, or `contract_state` if the

@@ -164,9 +164,13 @@ class _Checker:
         slots = [k for k, name in enumerate(machine.var_names) if name in read]
         pick: Callable[[tuple[Value, ...]], object] = itemgetter(*slots) if slots else (lambda v: ())
         terminals = self.table.terminals  # where the judge judges bounds
+        last: tuple[Value, ...] | None = None
+        held: tuple[str, ...] = ()
         for i, (state, mon) in enumerate(search.nodes):
             location, values, _ = state
-            broken = invariants(values)
+            if values is not last:  # a call's outcomes share their values: found one after another
+                last, held = values, invariants(values)
+            broken = held
             if mon:
                 bad = mon_memo.get(mon)
                 if bad is None:

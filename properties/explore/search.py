@@ -26,7 +26,7 @@ from collections.abc import Callable
 from operator import itemgetter
 from typing import TypeVar
 
-import networkx as nx
+from turnbound.properties.explore.cycles import kahn_leftover, lasso, may_loop
 from turnbound.properties.explore.results import PathStep
 from turnbound.reference.errors import LimitReached, Livelock, RunError
 from turnbound.reference.expr import refs
@@ -135,6 +135,8 @@ class _Search:
         """Atomic: the states walked through inside edges and not stored (a state inside two
         edges counts twice); 0 with every state stored."""
         self.alternatives: dict[int, list[int]] = {}  # edge -> further labels leading to the same node
+        self.back: list[tuple[int, int]] = []
+        """Edges i -> j to a node found no later (j <= i): every cycle has one (`cycles`)."""
         self.coverage: dict[str, int] = {}
         self.horizon_leaves: list[int] = []
         self.run_errors: dict[int, RunError] = {}
@@ -209,7 +211,12 @@ class _Search:
             self.calls,
             self.internal,
         )
-        expand = self._expand if self.all_states else self._expand_atomic
+        if self.all_states:
+            self._run_every()
+            self.first_edge.append(len(self.dst))
+            self._count_coverage()
+            return
+        expand = self._expand_atomic
         queue_pos = 0
         while queue_pos < len(nodes):
             i = queue_pos
@@ -260,44 +267,123 @@ class _Search:
             row = self._label_rows[t.id] = [-1] * n
         return row
 
-    def _expand(self, i: int, state: State, mon: MonitorState) -> None:
-        """Add node i's successors: the machine's one step, once per outcome of a host call."""
+    def _run_every(self) -> None:
+        """The search storing every state: the loop and the machine's one step in one frame.
+
+        Every node of a large search passes here, so the step is written out in the loop (a
+        method call per node and per successor was a fifth of the search). Each edge is one
+        transition and, for a host call, its outcome; outcomes that lead to the same node make
+        one edge, the others its alternatives.
+        """
         machine = self.machine
-        try:
-            t = self._select(state)
-        except LimitReached:
-            raise
-        except RunError as exc:
-            self.run_errors[i] = exc
-            return
-        calls, depth = self.calls[i], self.depth[i] + 1
-        row = self._label_rows.get(t.id) or self._label_row(t)
-        index, dst, label = self.index, self.dst, self.label
-        if t.op is None:
-            lid = row[0] if row[0] >= 0 else self._new_label(row, t, 0, -1)
-            node = (machine.take_internal(state, t), mon)
-            j = index.get(node)
-            if j is None:
-                j = self._add(node, i, lid, calls, depth, self.internal[i] + 1)
-            dst.append(j)
-            label.append(lid)
-            return
-        mons = self._monitor_row(mon, t, state) if mon else None
-        targets: dict[int, int] = {}
-        nodes = self.nodes
-        for k, after in enumerate(self._after_call(state, t)):
-            lid = row[k] if row[k] >= 0 else self._new_label(row, t, k, k)
-            n = len(nodes)
-            node = (after, mons[k] if mons else mon)
-            j = index.setdefault(node, n)
-            if j == n:
-                self._append(node, i, lid, calls + 1, depth, 0)
-            elif j in targets:
-                self.alternatives.setdefault(targets[j], []).append(lid)
+        terminals = machine.table.terminals
+        horizon, max_states, max_calls = self.horizon, self.max_states, self.max_calls
+        nodes, index, first_edge, dst, label = self.nodes, self.index, self.first_edge, self.dst, self.label
+        parent, parent_label, calls, depth, internal = (
+            self.parent,
+            self.parent_label,
+            self.calls,
+            self.depth,
+            self.internal,
+        )
+        back, label_rows = self.back, self._label_rows
+        select_keys, select_memo, select = self._select_keys, self._select_memo, machine.select
+        take_internal, take_outcomes = machine.take_internal, machine.take_outcomes
+        monitor_row = self._monitor_row
+        pure_calls, call_memo = self._pure_calls, self._call_memo
+        monitor_args, monitor_rows = self._monitor_args, self._monitor_rows
+        last_values: tuple[Value, ...] | None = None
+        last_location, last_t = "", None
+        queue_pos = 0
+        while queue_pos < len(nodes):
+            i = queue_pos
+            queue_pos += 1
+            first_edge.append(len(dst))
+            state, mon = nodes[i]
+            location, values, facts = state
+            if location in terminals:
                 continue
-            targets[j] = len(dst)
-            dst.append(j)
-            label.append(lid)
+            c = calls[i]
+            if horizon is not None and c >= horizon:
+                self.horizon_leaves.append(i)
+                continue
+            if len(nodes) >= max_states:
+                self.complete, self.limit = False, f"max_states={max_states}"
+                continue
+            if c >= max_calls:
+                self.complete, self.limit = False, f"DEFAULT_MAX_STEPS={max_calls} host calls"
+                continue
+            if internal[i] > MAX_INTERNAL:
+                raise Livelock(location, internal[i], [self._last_transition(i)])
+            try:
+                pick, reads_facts = select_keys[location]
+                if values is last_values and location == last_location and not reads_facts:
+                    t = last_t  # the node before had the same values (the same call's outcomes)
+                else:
+                    key = (location, pick(values), facts if reads_facts else None)
+                    t = select_memo.get(key)
+                if t is None:
+                    try:
+                        t = select_memo[key] = select(state)
+                    except LimitReached:
+                        raise
+                    except RunError as exc:
+                        self.run_errors[i] = exc
+                        continue
+                last_values, last_location, last_t = values, location, t
+                row = label_rows.get(t.id) or self._label_row(t)
+                d = depth[i] + 1
+                if t.op is None:
+                    lid = row[0] if row[0] >= 0 else self._new_label(row, t, 0, -1)
+                    node = (take_internal(state, t), mon)
+                    j = index.get(node)
+                    if j is None:
+                        j = index[node] = len(nodes)
+                        nodes.append(node)
+                        parent.append(i)
+                        parent_label.append(lid)
+                        calls.append(c)
+                        depth.append(d)
+                        internal.append(internal[i] + 1)
+                    elif j <= i:
+                        back.append((i, j))
+                    dst.append(j)
+                    label.append(lid)
+                    continue
+                mons = None
+                if mon:
+                    if monitor_args.get(t.op) is False:  # `_monitor_row`, its memo read here
+                        mons = monitor_rows.get((mon, t.op, ()))
+                    if mons is None:
+                        mons = monitor_row(mon, t, state)
+                if t.id in pure_calls:  # `_after_call`
+                    afters = call_memo.get((t.id, values))
+                    if afters is None:
+                        afters = call_memo[(t.id, values)] = take_outcomes(state, t)
+                else:
+                    afters = take_outcomes(state, t)
+                start = len(dst)
+                for k, after in enumerate(afters):
+                    lid = row[k] if row[k] >= 0 else self._new_label(row, t, k, k)
+                    n = len(nodes)
+                    node = (after, mons[k] if mons else mon)
+                    j = index.setdefault(node, n)
+                    if j == n:
+                        nodes.append(node)
+                        parent.append(i)
+                        parent_label.append(lid)
+                        calls.append(c + 1)
+                        depth.append(d)
+                        internal.append(0)
+                    elif j in dst[start:]:  # another outcome of this call led there first
+                        self.alternatives.setdefault(dst.index(j, start), []).append(lid)
+                        continue
+                    elif j <= i:
+                        back.append((i, j))
+                    dst.append(j)
+                    label.append(lid)
+            except LimitReached as exc:
+                self.complete, self.limit = False, self.limit or exc.limit
 
     def _new_label(self, row: list[int], t: Transition, slot: int, outcome: int) -> int:
         """The one-step chain of `t` (and outcome), cached in its row: a chain id, which with
@@ -337,6 +423,8 @@ class _Search:
             j = self.index.get((after, mon))
             if j is None:
                 j = self._add((after, mon), i, cid, calls, depth + len(chain), internal)
+            elif j <= i:
+                self.back.append((i, j))
             self.dst.append(j)
             self.label.append(cid)
             return
@@ -361,6 +449,8 @@ class _Search:
             if j in targets:
                 self.alternatives.setdefault(targets[j], []).append(cid)
                 continue
+            if j <= i:
+                self.back.append((i, j))
             targets[j] = len(dst)
             dst.append(j)
             label.append(cid)
@@ -507,48 +597,11 @@ class _Search:
         raise KeyError((src, dst))
 
     def cyclic_nodes(self) -> list[int]:
-        """Nodes left by Kahn's algorithm: on a cycle or downstream of one (empty: acyclic)."""
-        n = len(self.nodes)
-        indegree = [0] * n
-        for j, count in Counter(self.dst).items():
-            indegree[j] = count
-        ready = [i for i in range(n) if indegree[i] == 0]
-        removed = 0
-        dst, first = self.dst, self.first_edge
-        while ready:
-            i = ready.pop()
-            removed += 1
-            for j in dst[first[i] : first[i + 1]]:
-                indegree[j] -= 1
-                if not indegree[j]:
-                    ready.append(j)
-        if removed == n:
+        """Nodes on a cycle or downstream of one (empty: acyclic); Kahn only if a cycle may exist."""
+        if not may_loop(self.dst, self.first_edge, self.back):
             return []
-        return [i for i in range(n) if indegree[i] > 0]
+        return kahn_leftover(len(self.nodes), self.dst, self.first_edge)
 
     def lasso(self, candidates: list[int]) -> tuple[int, list[int]]:
         """The cycle node nearest the initial state, and the shortest loop back to it."""
-        sub = nx.DiGraph()
-        keep = set(candidates)
-        for i in candidates:
-            sub.add_node(i)
-            sub.add_edges_from((i, j) for j in self.successors(i) if j in keep)
-        on_cycle = set()
-        for comp in nx.strongly_connected_components(sub):
-            if len(comp) > 1 or any(sub.has_edge(i, i) for i in comp):
-                on_cycle.update(comp)
-        start = min(on_cycle)
-        if sub.has_edge(start, start):
-            return start, [start, start]
-        best: list[int] | None = None
-        for j in sorted(sub.successors(start)):
-            if j == start or j not in on_cycle:
-                continue
-            try:
-                back = nx.shortest_path(sub, j, start)
-            except nx.NetworkXNoPath:
-                continue
-            if best is None or len(back) + 1 < len(best):
-                best = [start, *back]
-        assert best is not None
-        return start, best
+        return lasso(self.dst, self.first_edge, candidates)
