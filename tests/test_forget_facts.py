@@ -5,7 +5,8 @@ maximum, terminal and covered transition stays what a search keeping every fact 
 from __future__ import annotations
 
 import pytest
-from turnbound.properties.explore.checks import StateClaimMemo, _Checker
+from turnbound.properties.explore.checks import _Checker
+from turnbound.properties.explore.claims import StateClaimMemo
 from turnbound.properties.explore.explorer import explore
 from turnbound.properties.explore.search import _Search
 from turnbound.reference.expr import refs

@@ -10,10 +10,19 @@ witness that does not reproduce it is reported (`Violation.replay_problem`).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable
+from itertools import groupby
 from operator import itemgetter
 
+from turnbound.properties.explore.claims import (
+    Judged,
+    Pick,
+    StateClaim,
+    StateClaimMemo,
+    describe_property,
+    picker,
+    state_claim,
+)
 from turnbound.properties.explore.replay import Replay, _run_error, replay
 from turnbound.properties.explore.results import (
     DETERMINISTIC,
@@ -28,96 +37,20 @@ from turnbound.properties.explore.results import (
     Witness,
 )
 from turnbound.properties.explore.search import _Search
-from turnbound.reference.expr import Compare, Expr, refs, render
-from turnbound.reference.expr_compile import Compiled, compile_expr
+from turnbound.reference.expr import Expr, refs, render
 from turnbound.reference.interpreter import outcome_script
-from turnbound.reference.judge import Judge
 from turnbound.reference.machine import Machine, State
 from turnbound.reference.monitors import Monitors, MonitorState, check_trace
-from turnbound.reference.table import ANY_OP, Claim, Table, TraceProperty
+from turnbound.reference.table import Table, TraceProperty
 from turnbound.reference.trace import HORIZON, probe_line
 from turnbound.reference.types import Value
 
-# -- the claims, compiled once per exploration --------------------------------
-
-
-@dataclass(frozen=True)
-class _StateClaim:
-    claim: Claim
-    check: Compiled
-    lhs: Compiled | None
-    rhs: Compiled | None
-    rhs_params_only: bool
-
-
-def bound_sides(expr: Expr) -> tuple[Expr, Expr] | None:
-    """`lhs <= rhs` (or `rhs >= lhs`) as its two sides; other shapes have no tightness."""
-    if isinstance(expr, Compare) and expr.op == "<=":
-        return expr.left, expr.right
-    if isinstance(expr, Compare) and expr.op == ">=":
-        return expr.right, expr.left
-    if isinstance(expr, Compare) and expr.op == "==":  # an exact count: tight where it is met
-        return expr.left, expr.right
-    return None
-
-
-def _state_claim(c: Claim, check: Compiled) -> _StateClaim:
-    """The judge's compiled claim, with the sides of a bound for its tightness."""
-    sides = bound_sides(c.expr)
-    if sides is None:
-        return _StateClaim(c, check, None, None, False)
-    lhs, rhs = sides
-    params_only = all(r.kind == "param" for r in refs(rhs))
-    return _StateClaim(c, check, compile_expr(lhs), compile_expr(rhs), params_only)
-
-
-def describe_property(p: TraceProperty) -> str:
-    """A trace property as one line of text."""
-    if p.kind == "at_most":
-        return f"{p.op} at most {p.limit}x per run"
-    assert p.after is not None
-    what = p.after.op or "a call"
-    if p.after.raise_ is not None:
-        what += f" raising {p.after.raise_}"
-    when = render(p.after.when)
-    if when != "true":
-        what += f" with {when}"
-    if p.forbid == ANY_OP:
-        return f"after {what}: no {'next' if p.within == 'next' else 'further'} call"
-    return f"after {what}: no {p.forbid} {'next' if p.within == 'next' else 'later'}"
+_first = itemgetter(0)
+_second = itemgetter(1)
 
 
 def _fmt(value: Value) -> str:
     return ("true" if value else "false") if isinstance(value, bool) else str(value)
-
-
-class StateClaimMemo:
-    """The invariants and lemmas each variable valuation breaks, computed once per valuation and
-    shared by the atomic search (which stores a state that breaks one) and the checker."""
-
-    def __init__(self, table: Table, machine: Machine) -> None:
-        self.machine = machine
-        self.judge = judge = Judge(table)
-        self.claims = [(c.name, fn) for c, fn in judge.invariants]
-        read = {r.name for c, _ in judge.invariants for r in refs(c.expr) if r.kind == "var"}
-        self.read = [(name, i) for i, name in enumerate(machine.var_names) if name in read]
-        """The variables the claims read: the memo's key is their values alone, so it holds no
-        state's whole valuation (an atomic search does not keep the states it walks through)."""
-        slots = [i for _, i in self.read]
-        self.pick: Callable[[tuple[Value, ...]], object] = itemgetter(*slots) if slots else (lambda v: ())
-        self.memo: dict[object, tuple[str, ...]] = {}
-
-    def broken(self, values: tuple[Value, ...]) -> tuple[str, ...]:
-        key = self.pick(values)
-        found = self.memo.get(key)
-        if found is None:
-            env: dict[str, Value] = dict(self.machine.params)
-            env.update((name, values[i]) for name, i in self.read)
-            found = self.memo[key] = tuple(name for name, fn in self.claims if not fn(env))
-        return found
-
-    def breaks(self, values: tuple[Value, ...]) -> bool:
-        return bool(self.broken(values))
 
 
 # -- the checker ----------------------------------------------------------------
@@ -140,8 +73,8 @@ class _Checker:
         self.monitors = monitors
         self.search = search
         self.judge = self.claim_memo.judge  # one judge, compiled once, for the search and the checks
-        self.state_claims = [_state_claim(c, fn) for c, fn in self.judge.invariants]
-        self.bounds = [_state_claim(c, fn) for c, fn in self.judge.bounds]
+        self.state_claims = [state_claim(c, fn) for c, fn in self.judge.invariants]
+        self.bounds = [state_claim(c, fn) for c, fn in self.judge.bounds]
         self.first: dict[str, int] = {}
         self.bound_nodes: dict[str, list[int]] = {b.claim.name: [] for b in self.bounds}
         self.terminals: dict[str, int] = {}
@@ -150,11 +83,36 @@ class _Checker:
         self.lhs_max: dict[str, int] = {}
         self.tight: dict[str, bool] = {b.claim.name: False for b in self.bounds}
         self.broken: dict[int, tuple[str, ...]] = {}
+        slots = {name: k for k, name in enumerate(machine.var_names)}
+        self._bound_memos: list[tuple[StateClaim, Pick, dict[object, Judged]]]
+        self._bound_memos = [(b, picker(b.claim.expr, slots), {}) for b in self.bounds]
+        """Per bound, its verdict and sides by the values of the variables it reads."""
 
     def check(self) -> None:
+        """Judge every node: its variables against the invariants and lemmas, its monitors against
+        the trace properties, and at a terminal the bounds. A search stores many nodes but few
+        distinct valuations and monitor states, so each is judged once and a node only looked up."""
         search, machine = self.search, self.machine
         invariants = self.claim_memo.broken
-        mon_memo: dict[MonitorState, tuple[str, ...]] = {}
+        bad_monitors: dict[MonitorState, tuple[str, ...]] = {}
+        for mon in search.monitor_states():
+            bad = tuple(p.name for p in self.judge.broken_properties(mon)) if mon else ()
+            if bad:
+                bad_monitors[mon] = bad
+        broken: dict[int, tuple[str, ...]] = {}
+        if self.claim_memo.claims:
+            i = 0  # a call's outcomes share their values: runs of nodes, judged once per run
+            for values, run in groupby(map(_second, map(_first, search.nodes))):
+                n = len(list(run))
+                held = invariants(values)
+                if held:
+                    broken.update((k, held) for k in range(i, i + n))
+                i += n
+        if bad_monitors:
+            for i, mon in enumerate(map(_second, search.nodes)):
+                found = bad_monitors.get(mon)
+                if found:
+                    broken[i] = broken.get(i, ()) + found
         counters = [(n, machine.var_names.index(n)) for n in self.table.counters]
         terminal_memo: dict[tuple[str, object], tuple[str, ...]] = {}
         """The bounds a terminal breaks, by its location and the variables they and the maxima read:
@@ -163,57 +121,55 @@ class _Checker:
         read.update(self.table.counters)
         slots = [k for k, name in enumerate(machine.var_names) if name in read]
         pick: Callable[[tuple[Value, ...]], object] = itemgetter(*slots) if slots else (lambda v: ())
-        terminals = self.table.terminals  # where the judge judges bounds
-        last: tuple[Value, ...] | None = None
-        held: tuple[str, ...] = ()
-        for i, (state, mon) in enumerate(search.nodes):
-            location, values, _ = state
-            if values is not last:  # a call's outcomes share their values: found one after another
-                last, held = values, invariants(values)
-            broken = held
-            if mon:
-                bad = mon_memo.get(mon)
-                if bad is None:
-                    bad = tuple(p.name for p in self.judge.broken_properties(mon))
-                    mon_memo[mon] = bad
-                broken += bad
-            if location in terminals:
-                self.terminals[location] = self.terminals.get(location, 0) + 1
-                key = (location, pick(values))
-                bounds = terminal_memo.get(key)
-                if bounds is None:
-                    env: dict[str, Value] = dict(machine.params)
-                    env.update(zip(machine.var_names, state.values, strict=True))
-                    bounds = terminal_memo[key] = self._terminal(state, env, counters)
+        for i in search.terminal_nodes:
+            state = search.nodes[i][0]
+            location = state.location
+            self.terminals[location] = self.terminals.get(location, 0) + 1
+            key = (location, pick(state.values))
+            bounds = terminal_memo.get(key)
+            if bounds is None:
+                bounds = terminal_memo[key] = self._terminal(state, counters)
+            if bounds:
                 for name in bounds:
                     self.bound_nodes[name].append(i)
-                broken += bounds
-            if broken:
-                self.broken[i] = broken
-                for name in broken:
-                    self.first.setdefault(name, i)
+                broken[i] = broken.get(i, ()) + bounds
+        for i in sorted(broken):
+            self.broken[i] = broken[i]
+            for name in broken[i]:
+                self.first.setdefault(name, i)
 
-    def _terminal(
-        self, state: State, env: Mapping[str, Value], counters: list[tuple[str, int]]
-    ) -> tuple[str, ...]:
+    def _terminal(self, state: State, counters: list[tuple[str, int]]) -> tuple[str, ...]:
         """Raise the counters' maxima and the bounds' tightness by a terminal's values, and return
-        the bounds they break."""
+        the bounds they break. Each bound is judged once per valuation of what it reads."""
         at = self.terminal_max.setdefault(state.location, {})
+        values = state.values
         for name, k in counters:
-            v = int(state.values[k])
+            v = int(values[k])
             if name not in self.max or v > self.max[name]:
                 self.max[name] = v
             if name not in at or v > at[name]:
                 at[name] = v
         broken = []
-        for b in self.bounds:
+        env: dict[str, Value] | None = None
+        for b, pick, memo in self._bound_memos:
             name = b.claim.name
             if not b.claim.judged_at(state.location):
                 continue
-            if not b.check(env):
+            key = pick(values)
+            judged = memo.get(key)
+            if judged is None:
+                if env is None:
+                    env = dict(self.machine.params)
+                    env.update(zip(self.machine.var_names, values, strict=True))
+                sides = None
+                if b.lhs is not None and b.rhs is not None:
+                    sides = (int(b.lhs(env)), int(b.rhs(env)))
+                judged = memo[key] = (bool(b.check(env)), sides)
+            holds, sides = judged
+            if not holds:
                 broken.append(name)
-            if b.lhs is not None and b.rhs is not None:
-                lhs, rhs = int(b.lhs(env)), int(b.rhs(env))
+            if sides is not None:
+                lhs, rhs = sides
                 if name not in self.lhs_max or lhs > self.lhs_max[name]:
                     self.lhs_max[name] = lhs
                 if lhs == rhs:
@@ -266,7 +222,7 @@ class _Checker:
         """What a claim not refuted is: `holds` after a complete search, else not decided."""
         return "holds" if self.search.complete else "unknown"
 
-    def _claim_result(self, c: _StateClaim, node: int | None) -> ClaimResult:
+    def _claim_result(self, c: StateClaim, node: int | None) -> ClaimResult:
         claim = c.claim
         verdict: Verdict = self._undecided() if node is None else "violated"
         if claim.kind != "bound" or c.lhs is None or c.rhs is None:
@@ -306,7 +262,7 @@ class _Checker:
     def _describe(self, state: State) -> str:
         return f"at {state.location} {self.machine.describe(state)}"
 
-    def _state_violation(self, name: str, kind: ClaimKind, node: int, c: _StateClaim) -> Violation:
+    def _state_violation(self, name: str, kind: ClaimKind, node: int, c: StateClaim) -> Violation:
         path = self.search.path_to(node)
         w, r = self._witness(path)
         state = self.search.nodes[node][0]

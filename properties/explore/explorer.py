@@ -66,7 +66,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 import networkx as nx
-from turnbound.properties.explore.checks import StateClaimMemo, _Checker, bound_sides, describe_property
+from turnbound.properties.explore.checks import _Checker
+from turnbound.properties.explore.claims import StateClaimMemo, bound_sides, describe_property
 from turnbound.properties.explore.replay import Replay, path_script, replay
 from turnbound.properties.explore.results import (
     DETERMINISTIC,

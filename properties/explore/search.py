@@ -47,6 +47,8 @@ DEFAULT_MAX_STATES = 500_000
 """Beyond this the graph is presumed infinite (a counter growing without a bound)."""
 
 Node = tuple[State, MonitorState]
+_Edges = tuple[tuple[int, ...], tuple[int, ...], int, tuple[tuple[int, tuple[int, ...]], ...]]
+"""A node's edges: their targets and labels, the lowest target, and alternatives by offset."""
 
 
 def _pure_calls(table: Table) -> frozenset[str]:
@@ -120,7 +122,6 @@ class _Search:
         self.parent: list[int] = []
         self.parent_label: list[int] = []
         self.calls: list[int] = []
-        self.depth: list[int] = []
         self.first_edge: list[int] = []
         self.dst: list[int] = []
         self.label: list[int] = []
@@ -139,6 +140,7 @@ class _Search:
         """Edges i -> j to a node found no later (j <= i): every cycle has one (`cycles`)."""
         self.coverage: dict[str, int] = {}
         self.horizon_leaves: list[int] = []
+        self.terminal_nodes: list[int] = []
         self.run_errors: dict[int, RunError] = {}
         self.complete = True
         self.limit: str | None = None
@@ -170,21 +172,28 @@ class _Search:
     def _chain_id(self, steps: tuple[int, ...]) -> int:
         return _intern(self._chain_ids, self.chains, steps, steps)
 
-    def _add(self, node: Node, parent: int, label: int, calls: int, depth: int, internal: int) -> int:
+    def _add(self, node: Node, parent: int, label: int, calls: int, internal: int) -> int:
         """A node not seen before: its index, with its shortest path's last edge."""
         i = len(self.nodes)
         self.index[node] = i
-        self._append(node, parent, label, calls, depth, internal)
+        self._append(node, parent, label, calls, internal)
         return i
 
-    def _append(self, node: Node, parent: int, label: int, calls: int, depth: int, internal: int) -> None:
+    def _append(self, node: Node, parent: int, label: int, calls: int, internal: int) -> None:
         """A node already put in `index` at the next position: it, and its shortest path's last edge."""
         self.nodes.append(node)
         self.parent.append(parent)
         self.parent_label.append(label)
         self.calls.append(calls)
-        self.depth.append(depth)
         self.internal.append(internal)
+
+    def depths(self) -> list[int]:
+        """Per node, the transitions on its shortest path (a parent is found before its child)."""
+        depth = [0] * len(self.nodes)
+        chains, parent, parent_label = self.chains, self.parent, self.parent_label
+        for i in range(1, len(depth)):
+            depth[i] = depth[parent[i]] + len(chains[parent_label[i]])
+        return depth
 
     def _monitor_row(self, m: MonitorState, t: Transition, state: State) -> tuple[MonitorState, ...]:
         """The monitors after each outcome of `t`'s host call from `state`."""
@@ -200,10 +209,16 @@ class _Search:
             out = self._monitor_rows[key] = tuple(step(m, op, args, o) for o in self.machine.outcomes(op))
         return out
 
+    def monitor_states(self) -> set[MonitorState]:
+        """Every monitor state a node may hold: the initial one and each a call's step made."""
+        made = {m for row in self._monitor_rows.values() for m in row}
+        made.add(self.monitors.initial())
+        return made
+
     def run(self) -> None:
         machine = self.machine
         terminals = machine.table.terminals
-        self._add((machine.initial(), self.monitors.initial()), -1, -1, 0, 0, 0)
+        self._add((machine.initial(), self.monitors.initial()), -1, -1, 0, 0)
         nodes, first_edge, dst, calls, internal = (
             self.nodes,
             self.first_edge,
@@ -224,6 +239,7 @@ class _Search:
             first_edge.append(len(dst))
             state, mon = nodes[i]
             if state.location in terminals:
+                self.terminal_nodes.append(i)
                 continue
             if self.horizon is not None and calls[i] >= self.horizon:
                 self.horizon_leaves.append(i)
@@ -279,19 +295,15 @@ class _Search:
         terminals = machine.table.terminals
         horizon, max_states, max_calls = self.horizon, self.max_states, self.max_calls
         nodes, index, first_edge, dst, label = self.nodes, self.index, self.first_edge, self.dst, self.label
-        parent, parent_label, calls, depth, internal = (
-            self.parent,
-            self.parent_label,
-            self.calls,
-            self.depth,
-            self.internal,
-        )
+        parent, parent_label, calls, internal = self.parent, self.parent_label, self.calls, self.internal
         back, label_rows = self.back, self._label_rows
         select_keys, select_memo, select = self._select_keys, self._select_memo, machine.select
         take_internal, take_outcomes = machine.take_internal, machine.take_outcomes
         monitor_row = self._monitor_row
         pure_calls, call_memo = self._pure_calls, self._call_memo
         monitor_args, monitor_rows = self._monitor_args, self._monitor_rows
+        same_edges: dict[str, bool] = {}
+        edge_memo: dict[tuple[str, tuple[Value, ...], MonitorState], _Edges] = {}
         last_values: tuple[Value, ...] | None = None
         last_location, last_t = "", None
         queue_pos = 0
@@ -302,6 +314,7 @@ class _Search:
             state, mon = nodes[i]
             location, values, facts = state
             if location in terminals:
+                self.terminal_nodes.append(i)
                 continue
             c = calls[i]
             if horizon is not None and c >= horizon:
@@ -332,7 +345,6 @@ class _Search:
                         continue
                 last_values, last_location, last_t = values, location, t
                 row = label_rows.get(t.id) or self._label_row(t)
-                d = depth[i] + 1
                 if t.op is None:
                     lid = row[0] if row[0] >= 0 else self._new_label(row, t, 0, -1)
                     node = (take_internal(state, t), mon)
@@ -343,13 +355,27 @@ class _Search:
                         parent.append(i)
                         parent_label.append(lid)
                         calls.append(c)
-                        depth.append(d)
                         internal.append(internal[i] + 1)
                     elif j <= i:
                         back.append((i, j))
                     dst.append(j)
                     label.append(lid)
                     continue
+                shared = same_edges.get(t.id)
+                if shared is None:
+                    shared = same_edges[t.id] = self._edges_shared(t, mon)
+                if shared:
+                    edges = edge_memo.get((t.id, values, mon))
+                    if edges is not None:  # its successors exist: only the edges are new
+                        js, lids, low, alts = edges
+                        if alts:
+                            e = len(dst)
+                            self.alternatives.update((e + offset, list(more)) for offset, more in alts)
+                        dst.extend(js)
+                        label.extend(lids)
+                        if low <= i:
+                            back.extend((i, j) for j in js if j <= i)
+                        continue
                 mons = None
                 if mon:
                     if monitor_args.get(t.op) is False:  # `_monitor_row`, its memo read here
@@ -373,7 +399,6 @@ class _Search:
                         parent.append(i)
                         parent_label.append(lid)
                         calls.append(c + 1)
-                        depth.append(d)
                         internal.append(0)
                     elif j in dst[start:]:  # another outcome of this call led there first
                         self.alternatives.setdefault(dst.index(j, start), []).append(lid)
@@ -382,8 +407,24 @@ class _Search:
                         back.append((i, j))
                     dst.append(j)
                     label.append(lid)
+                if shared:
+                    edge_memo[(t.id, values, mon)] = self._edges_from(start)
             except LimitReached as exc:
                 self.complete, self.limit = False, self.limit or exc.limit
+
+    def _edges_shared(self, t: Transition, mon: MonitorState) -> bool:
+        """Whether every node that calls `t` with the same values and monitors has the same
+        edges: the call's successors read no earlier fact (`_pure_calls`), and the monitors'
+        step reads no argument (which could read one)."""
+        assert t.op is not None
+        return t.id in self._pure_calls and (not mon or not self.monitors.reads_args(t.op))
+
+    def _edges_from(self, start: int) -> _Edges:
+        """The edges from `start` on (the last node's), to give another node with the same call."""
+        dst = self.dst
+        found = self.alternatives
+        alts = tuple((e - start, tuple(found[e])) for e in range(start, len(dst)) if e in found)
+        return tuple(dst[start:]), tuple(self.label[start:]), min(dst[start:], default=-1), alts
 
     def _new_label(self, row: list[int], t: Transition, slot: int, outcome: int) -> int:
         """The one-step chain of `t` (and outcome), cached in its row: a chain id, which with
@@ -411,7 +452,7 @@ class _Search:
         except RunError as exc:
             self.run_errors[i] = exc
             return
-        calls, depth = self.calls[i], self.depth[i]
+        calls = self.calls[i]
         row = self._label_rows.get(t.id) or self._label_row(t)
         if t.op is None:
             first = row[0] if row[0] >= 0 else self._new_label(row, t, 0, -1)
@@ -422,7 +463,7 @@ class _Search:
             cid = self._chain_id(tuple(chain))
             j = self.index.get((after, mon))
             if j is None:
-                j = self._add((after, mon), i, cid, calls, depth + len(chain), internal)
+                j = self._add((after, mon), i, cid, calls, internal)
             elif j <= i:
                 self.back.append((i, j))
             self.dst.append(j)
@@ -444,7 +485,7 @@ class _Search:
             node = (end, mons[k] if mons else mon)
             j = index.setdefault(node, len(nodes))
             if j == len(nodes):
-                self._append(node, i, cid, calls + 1, depth + 1 + n, n)
+                self._append(node, i, cid, calls + 1, n)
             stored.append((nodes[j][0], tail))  # the stored object: the memo holds no copy
             if j in targets:
                 self.alternatives.setdefault(targets[j], []).append(cid)

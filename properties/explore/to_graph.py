@@ -16,6 +16,7 @@ describe_outcome = outcome_text
 def _to_graph(search: _Search, summary: Summary, broken: Mapping[int, tuple[str, ...]]) -> nx.DiGraph:
     machine = search.machine
     horizon = set(search.horizon_leaves)
+    depth = search.depths()
     g = nx.DiGraph(profile=summary.profile, params=dict(summary.params))
     for i, (state, mon) in enumerate(search.nodes):
         g.add_node(
@@ -25,7 +26,7 @@ def _to_graph(search: _Search, summary: Summary, broken: Mapping[int, tuple[str,
             values=machine.variables(state),
             facts=dict(state.facts),
             monitors=mon,
-            depth=search.depth[i],
+            depth=depth[i],
             calls=search.calls[i],
             horizon=i in horizon,
             violations=broken.get(i, ()),
