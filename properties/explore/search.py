@@ -30,7 +30,7 @@ from turnbound.properties.explore.cycles import kahn_leftover, lasso, may_loop
 from turnbound.properties.explore.results import PathStep
 from turnbound.reference.errors import LimitReached, Livelock, RunError
 from turnbound.reference.expr import refs
-from turnbound.reference.machine import Machine, State
+from turnbound.reference.machine import Facts, Machine, State
 from turnbound.reference.monitors import Monitors, MonitorState
 from turnbound.reference.stepping import MAX_INTERNAL, step_limit
 from turnbound.reference.table import Table, Transition
@@ -152,6 +152,9 @@ class _Search:
             tuple[MonitorState, str, tuple[tuple[str, Value], ...]], tuple[MonitorState, ...]
         ] = {}
         self._select_keys = _select_keys(machine)
+        self._fact_contents: dict[Facts, int] = {}
+        self._fact_numbers: dict[int, int] = {}
+        self._fact_tuples: list[Facts] = []
         self._select_memo: dict[tuple[object, ...], Transition] = {}
         self._call_chains: dict[tuple[str, tuple[Value, ...], bool], tuple[tuple[State, int], ...]] = {}
         """Atomic, for a call that reads no earlier facts (`_pure_calls`), by the values before it:
@@ -297,53 +300,63 @@ class _Search:
         nodes, index, first_edge, dst, label = self.nodes, self.index, self.first_edge, self.dst, self.label
         parent, parent_label, calls, internal = self.parent, self.parent_label, self.calls, self.internal
         back, label_rows = self.back, self._label_rows
-        select_keys, select_memo, select = self._select_keys, self._select_memo, machine.select
+        select_keys, select = self._select_keys, machine.select
         take_internal, take_outcomes = machine.take_internal, machine.take_outcomes
         monitor_row = self._monitor_row
         pure_calls, call_memo = self._pure_calls, self._call_memo
         monitor_args, monitor_rows = self._monitor_args, self._monitor_rows
         same_edges: dict[str, bool] = {}
         edge_memo: dict[tuple[str, tuple[Value, ...], MonitorState], _Edges] = {}
+        chosen: dict[tuple[str, object, int], Transition] = {}
+        fact_numbers = self._fact_numbers
         last_values: tuple[Value, ...] | None = None
-        last_location, last_t = "", None
-        queue_pos = 0
-        while queue_pos < len(nodes):
-            i = queue_pos
-            queue_pos += 1
+        last_location, last_t, picked, reads_facts = "", None, None, False
+        call_limit = max_calls if horizon is None else min(horizon, max_calls)
+        livelock = MAX_INTERNAL
+        for i, (state, mon) in enumerate(nodes):  # breadth first: the list grows as it is read
             first_edge.append(len(dst))
-            state, mon = nodes[i]
             location, values, facts = state
             if location in terminals:
                 self.terminal_nodes.append(i)
                 continue
             c = calls[i]
-            if horizon is not None and c >= horizon:
-                self.horizon_leaves.append(i)
+            if c >= call_limit:
+                if horizon is not None and c >= horizon:
+                    self.horizon_leaves.append(i)
+                elif len(nodes) >= max_states:
+                    self.complete, self.limit = False, f"max_states={max_states}"
+                else:
+                    self.complete, self.limit = False, f"DEFAULT_MAX_STEPS={max_calls} host calls"
                 continue
             if len(nodes) >= max_states:
                 self.complete, self.limit = False, f"max_states={max_states}"
                 continue
-            if c >= max_calls:
-                self.complete, self.limit = False, f"DEFAULT_MAX_STEPS={max_calls} host calls"
-                continue
-            if internal[i] > MAX_INTERNAL:
+            if internal[i] > livelock:
                 raise Livelock(location, internal[i], [self._last_transition(i)])
             try:
-                pick, reads_facts = select_keys[location]
-                if values is last_values and location == last_location and not reads_facts:
-                    t = last_t  # the node before had the same values (the same call's outcomes)
+                # Selected once per location, values the guards read and facts (by number): the
+                # outcomes of one call come one after another with the same values.
+                if values is not last_values or location != last_location:
+                    pick, reads_facts = select_keys[location]
+                    picked, last_values, last_location, last_t = pick(values), values, location, None
+                if reads_facts:
+                    numbered = fact_numbers.get(id(facts))
+                    if numbered is None:
+                        numbered = self._fact_number(facts)
+                    key = (location, picked, numbered)
+                    t = chosen.get(key)
                 else:
-                    key = (location, pick(values), facts if reads_facts else None)
-                    t = select_memo.get(key)
+                    key = (location, picked, -1)
+                    t = last_t or chosen.get(key)
                 if t is None:
                     try:
-                        t = select_memo[key] = select(state)
+                        t = chosen[key] = select(state)
                     except LimitReached:
                         raise
                     except RunError as exc:
                         self.run_errors[i] = exc
                         continue
-                last_values, last_location, last_t = values, location, t
+                last_t = t
                 row = label_rows.get(t.id) or self._label_row(t)
                 if t.op is None:
                     lid = row[0] if row[0] >= 0 else self._new_label(row, t, 0, -1)
@@ -388,7 +401,7 @@ class _Search:
                         afters = call_memo[(t.id, values)] = take_outcomes(state, t)
                 else:
                     afters = take_outcomes(state, t)
-                start = len(dst)
+                start, alternatives = len(dst), len(self.alternatives)
                 for k, after in enumerate(afters):
                     lid = row[k] if row[k] >= 0 else self._new_label(row, t, k, k)
                     n = len(nodes)
@@ -408,9 +421,17 @@ class _Search:
                     dst.append(j)
                     label.append(lid)
                 if shared:
-                    edge_memo[(t.id, values, mon)] = self._edges_from(start)
+                    edge_memo[(t.id, values, mon)] = self._edges_from(start, alternatives)
             except LimitReached as exc:
                 self.complete, self.limit = False, self.limit or exc.limit
+
+    def _fact_number(self, facts: Facts) -> int:
+        """One number per distinct fact tuple, found again by the tuple's identity (the tuple is
+        kept here, so no other object takes its id while the search runs)."""
+        number = self._fact_contents.setdefault(facts, len(self._fact_contents))
+        self._fact_numbers[id(facts)] = number
+        self._fact_tuples.append(facts)
+        return number
 
     def _edges_shared(self, t: Transition, mon: MonitorState) -> bool:
         """Whether every node that calls `t` with the same values and monitors has the same
@@ -419,11 +440,14 @@ class _Search:
         assert t.op is not None
         return t.id in self._pure_calls and (not mon or not self.monitors.reads_args(t.op))
 
-    def _edges_from(self, start: int) -> _Edges:
-        """The edges from `start` on (the last node's), to give another node with the same call."""
+    def _edges_from(self, start: int, alternatives: int) -> _Edges:
+        """The edges from `start` on (the last node's), to give another node with the same call;
+        `alternatives` were there before them."""
         dst = self.dst
         found = self.alternatives
-        alts = tuple((e - start, tuple(found[e])) for e in range(start, len(dst)) if e in found)
+        alts: tuple[tuple[int, tuple[int, ...]], ...] = ()
+        if len(found) > alternatives:
+            alts = tuple((e - start, tuple(found[e])) for e in range(start, len(dst)) if e in found)
         return tuple(dst[start:]), tuple(self.label[start:]), min(dst[start:], default=-1), alts
 
     def _new_label(self, row: list[int], t: Transition, slot: int, outcome: int) -> int:
