@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeVar, cast
 from weakref import ref
 
 from turnbound.reference.expr import Expr, Lit, refs
@@ -15,6 +16,11 @@ from turnbound.reference.expr_fold import fold
 from turnbound.reference.table import Table, Transition
 from turnbound.reference.types import Value
 from turnbound.reference.update_step import Updater, slot_picker
+
+if TYPE_CHECKING:
+    from turnbound.reference.fanout import Layout
+
+T = TypeVar("T")
 
 SHARED_LIMIT = 50_000
 """Compiled transitions kept per table across its machines (cleared past this)."""
@@ -54,6 +60,10 @@ class SharedCompilations:
     def __init__(self) -> None:
         self.compiled: dict[CompileKey, CompiledTransition] = {}
         self._reads: dict[str, tuple[str, ...]] = {}
+        self.layouts: dict[tuple[str, tuple[str, ...], bool, bool], Layout] = {}
+        """Each host transition's `fanout.Layout`, which no parameter changes."""
+        self.derived: dict[str, object] = {}
+        """What an engine derives from the table alone (`derived`), by name."""
 
     def reads(self, t: Transition) -> tuple[str, ...]:
         found = self._reads.get(t.id)
@@ -83,6 +93,15 @@ def shared_compilations(table: Table) -> SharedCompilations:
     shared = SharedCompilations()
     _SHARED[key] = (ref(table, lambda _: _SHARED.pop(key, None)), shared)
     return shared
+
+
+def derived(table: Table, name: str, make: Callable[[], T]) -> T:
+    """What `make` derives from the table alone (no parameter value), made once per table:
+    a sweep builds a machine and a search per parameter assignment."""
+    store = shared_compilations(table).derived
+    if name not in store:
+        store[name] = make()
+    return cast(T, store[name])
 
 
 def reads_of(exprs: list[Expr], slots: Mapping[str, int]) -> tuple[tuple[int, ...], tuple[str, ...]]:

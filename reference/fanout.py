@@ -14,8 +14,9 @@ updates only moves to its target with its fields, and is made here too.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
+from turnbound.reference.compiled import shared_compilations
 from turnbound.reference.outcomes import complete
 from turnbound.reference.table import Transition
 from turnbound.reference.types import Value
@@ -25,6 +26,63 @@ if TYPE_CHECKING:
 
 Values = tuple[Value, ...]
 Update = Callable[[Values, Mapping[str, Value]], Values]
+
+
+Facts = tuple[tuple[str, Value], ...]
+
+
+class Layout(NamedTuple):
+    """Where one host transition's outcomes lead, whatever the parameters: the same for every
+    machine of a table that keeps facts alike (so built once per table, `shared_compilations`)."""
+
+    firsts: tuple[Mapping[str, Value], ...]
+    """One completed facts mapping per group: what the group's outcomes give the updates."""
+    rows: tuple[tuple[int, Facts], ...]
+    """Per plain outcome, its group and the facts the state after it keeps."""
+    failures: tuple[tuple[str, Facts] | None, ...]
+    """Per failure (they come last in `outcomes`), its target and kept fields when the raise
+    makes no ghost update (the values stay as they are); None: taken one by one."""
+    plain_failures: tuple[tuple[str, Facts], ...]
+    """Every failure's row, when none makes a ghost update (else empty)."""
+
+
+def layout(machine: Machine, t: Transition, reads: tuple[str, ...]) -> Layout:
+    """`t`'s layout for machines like `machine`, by the facts its updates read (`reads`)."""
+    store = shared_compilations(machine.table).layouts
+    key = (t.id, reads, machine.forgets, machine.ghosts)
+    found = store.get(key)
+    if found is None:
+        found = store[key] = _layout(machine, t, reads)
+    return found
+
+
+def _layout(machine: Machine, t: Transition, reads: tuple[str, ...]) -> Layout:
+    assert t.op is not None
+    op = machine.table.operations[t.op]
+    groups: dict[tuple[Value, ...], int] = {}
+    firsts: list[Mapping[str, Value]] = []
+    rows: list[tuple[int, Facts]] = []
+    failures: list[tuple[str, Facts] | None] = []
+    ghosts = machine.raise_ghosts(t)
+    for outcome in machine.outcomes(t.op):
+        err = outcome.raise_
+        if err is not None:
+            if ghosts.get(err):
+                failures.append(None)
+                continue
+            target = t.on_raise[err]
+            fields = complete(machine.table.failures[err].fields, outcome.fields or {})
+            failures.append((target, machine.kept(target, tuple(sorted(fields.items())))))
+            continue
+        filled = complete(op.facts, outcome.facts or {})
+        key = tuple(filled[name] for name in reads)
+        g = groups.get(key)
+        if g is None:
+            g = groups[key] = len(firsts)
+            firsts.append(filled)
+        rows.append((g, machine.kept(t.target, tuple(sorted(filled.items())))))
+    plain = tuple(row for row in failures if row is not None)
+    return Layout(tuple(firsts), tuple(rows), tuple(failures), plain if len(plain) == len(failures) else ())
 
 
 class Fanout:
@@ -38,28 +96,7 @@ class Fanout:
         self.t = t
         self.outcomes = machine.outcomes(t.op)
         self.update = update
-        op = machine.table.operations[t.op]
-        groups: dict[tuple[Value, ...], int] = {}
-        firsts: list[Mapping[str, Value]] = []
-        rows: list[tuple[int, tuple[tuple[str, Value], ...]]] = []
-        failures: list[tuple[str, tuple[tuple[str, Value], ...]] | None] = []
-        for outcome in self.outcomes:
-            if outcome.raise_ is not None:
-                failures.append(self._failure_row(outcome.raise_, outcome.fields))
-                continue
-            filled = complete(op.facts, outcome.facts or {})
-            key = tuple(filled[name] for name in reads)
-            g = groups.get(key)
-            if g is None:
-                g = groups[key] = len(firsts)
-                firsts.append(filled)
-            rows.append((g, machine.kept(t.target, tuple(sorted(filled.items())))))
-        self.firsts = tuple(firsts)
-        """One completed facts mapping per group: what the group's outcomes give the updates."""
-        self.rows = tuple(rows)
-        self.failures = tuple(failures)
-        """Per failure (they come last in `outcomes`), its target and kept fields when the raise
-        makes no ghost update (the values stay as they are); None: taken one by one."""
+        self.firsts, self.rows, self.failures, self.plain_failures = layout(machine, t, reads)
         self.update_all: Callable[[Values], list[Values]] | None = None
         """The values after the updates, per group (a memoizing machine's own; else `update`)."""
 
@@ -74,17 +111,10 @@ class Fanout:
             made = [update(values, f) for f in self.firsts]
         new, cls = tuple.__new__, type(state)
         out = [new(cls, (target, made[g], items)) for g, items in self.rows]
-        if self.failures:
+        if self.plain_failures:
+            out += [new(cls, (where, values, fields)) for where, fields in self.plain_failures]
+        elif self.failures:
             take, t = self.machine.take_outcome, self.t
             for o, row in zip(self.outcomes[len(self.rows) :], self.failures, strict=True):
                 out.append(take(state, t, o) if row is None else new(cls, (row[0], values, row[1])))
         return tuple(out)
-
-    def _failure_row(
-        self, err: str, fields: Mapping[str, Value] | None
-    ) -> tuple[str, tuple[tuple[str, Value], ...]] | None:
-        if self.machine.raise_ghosts(self.t).get(err):
-            return None
-        target = self.t.on_raise[err]
-        filled = complete(self.machine.table.failures[err].fields, fields or {})
-        return target, self.machine.kept(target, tuple(sorted(filled.items())))

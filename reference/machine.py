@@ -27,6 +27,7 @@ from turnbound.reference.compiled import (
     arg_maker,
     compiled_expr,
     counter_dict,
+    derived,
     reads_of,
     shared_compilations,
 )
@@ -150,7 +151,8 @@ class Machine:
         """True: each transition's updates are remembered by the values they read (`_remembered`):
         the explorer meets the same few inputs in many states; one run rarely does."""
         self._plans: dict[int, Plan] = {}
-        self._keep = facts_read(table) if forget else None
+        self.forgets = forget
+        self._keep = derived(table, "facts_read", lambda: facts_read(table)) if forget else None
         """Per location, the facts kept in a state there: with `forget`, a host call's facts that
         nothing at its target reads are left out of the state (a search's states that differ
         only in them are one state; `readable.facts_read`)."""

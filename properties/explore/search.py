@@ -23,11 +23,13 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
+from itertools import repeat
 from operator import itemgetter
 from typing import TypeVar
 
 from turnbound.properties.explore.cycles import kahn_leftover, lasso, may_loop
 from turnbound.properties.explore.results import PathStep
+from turnbound.reference.compiled import derived
 from turnbound.reference.errors import LimitReached, Livelock, RunError
 from turnbound.reference.expr import refs
 from turnbound.reference.machine import Facts, Machine, State
@@ -46,9 +48,16 @@ CHAIN_MEMO_LIMIT = 1 << 15
 DEFAULT_MAX_STATES = 500_000
 """Beyond this the graph is presumed infinite (a counter growing without a bound)."""
 
+SHARED_ROWS_LIMIT = 1 << 16
+"""At most this many monitor rows kept for the next search of a table (see `_shared_rows`)."""
+
 Node = tuple[State, MonitorState]
-_Edges = tuple[tuple[int, ...], tuple[int, ...], int, tuple[tuple[int, tuple[int, ...]], ...]]
-"""A node's edges: their targets and labels, the lowest target, and alternatives by offset."""
+_RowKey = tuple[MonitorState, str, tuple[tuple[str, Value], ...]]
+_Step = tuple[Transition, tuple[int, ...], bool]
+"""A selected transition, its labels (per outcome of a call) and whether its edges are shared."""
+_Edges = tuple[list[int], list[int], int, tuple[tuple[int, tuple[int, ...]], ...]]
+"""A node's edges: their targets and labels (never changed), the lowest target, and
+alternatives by offset."""
 
 
 def _pure_calls(table: Table) -> frozenset[str]:
@@ -144,14 +153,20 @@ class _Search:
         self.run_errors: dict[int, RunError] = {}
         self.complete = True
         self.limit: str | None = None
-        self._pure_calls = _pure_calls(machine.table)
+        table = machine.table
+        self._pure_calls = derived(table, "explore.pure_calls", lambda: _pure_calls(table))
         self._call_memo: dict[tuple[str, tuple[Value, ...]], tuple[State, ...]] = {}
         self._label_rows: dict[str, list[int]] = {}
-        self._monitor_args: dict[str, bool] = {}
-        self._monitor_rows: dict[
-            tuple[MonitorState, str, tuple[tuple[str, Value], ...]], tuple[MonitorState, ...]
-        ] = {}
-        self._select_keys = _select_keys(machine)
+        self._monitor_args: dict[str, bool] = derived(table, "explore.monitor_args", dict)
+        """Per operation, whether the monitors' step reads its arguments (`Monitors.reads_args`)."""
+        self._monitor_rows: dict[_RowKey, tuple[MonitorState, ...]] = {}
+        """The monitors after each outcome of a call, by the monitors before, the operation and
+        its arguments: every row this search used (`monitor_states`)."""
+        self._shared_rows: dict[_RowKey, tuple[MonitorState, ...]] = derived(table, "explore.rows", dict)
+        """The same rows for every search of the table (no parameter reaches a pattern), at most
+        SHARED_ROWS_LIMIT of them."""
+        self._select_keys = derived(table, "explore.select_keys", lambda: _select_keys(machine))
+        self._steps: dict[str, _Step] = {}
         self._fact_contents: dict[Facts, int] = {}
         self._fact_numbers: dict[int, int] = {}
         self._fact_tuples: list[Facts] = []
@@ -208,8 +223,14 @@ class _Search:
         key = (m, t.op, tuple(args.items()))
         out = self._monitor_rows.get(key)
         if out is None:
-            step, op = self.monitors.step, t.op
-            out = self._monitor_rows[key] = tuple(step(m, op, args, o) for o in self.machine.outcomes(op))
+            out = self._shared_rows.get(key)
+            if out is None:
+                step, op = self.monitors.step, t.op
+                out = tuple(step(m, op, args, o) for o in self.machine.outcomes(op))
+                if len(self._shared_rows) >= SHARED_ROWS_LIMIT:
+                    self._shared_rows.clear()
+                self._shared_rows[key] = out
+            self._monitor_rows[key] = out
         return out
 
     def monitor_states(self) -> set[MonitorState]:
@@ -299,18 +320,18 @@ class _Search:
         horizon, max_states, max_calls = self.horizon, self.max_states, self.max_calls
         nodes, index, first_edge, dst, label = self.nodes, self.index, self.first_edge, self.dst, self.label
         parent, parent_label, calls, internal = self.parent, self.parent_label, self.calls, self.internal
-        back, label_rows = self.back, self._label_rows
+        back = self.back
         select_keys, select = self._select_keys, machine.select
         take_internal, take_outcomes = machine.take_internal, machine.take_outcomes
         monitor_row = self._monitor_row
         pure_calls, call_memo = self._pure_calls, self._call_memo
         monitor_args, monitor_rows = self._monitor_args, self._monitor_rows
-        same_edges: dict[str, bool] = {}
         edge_memo: dict[tuple[str, tuple[Value, ...], MonitorState], _Edges] = {}
-        chosen: dict[tuple[str, object, int], Transition] = {}
+        chosen: dict[tuple[str, object, int], _Step] = {}
         fact_numbers = self._fact_numbers
         last_values: tuple[Value, ...] | None = None
-        last_location, last_t, picked, reads_facts = "", None, None, False
+        last_location, picked, reads_facts = "", None, False
+        last_t: _Step | None = None
         call_limit = max_calls if horizon is None else min(horizon, max_calls)
         livelock = MAX_INTERNAL
         for i, (state, mon) in enumerate(nodes):  # breadth first: the list grows as it is read
@@ -344,22 +365,22 @@ class _Search:
                     if numbered is None:
                         numbered = self._fact_number(facts)
                     key = (location, picked, numbered)
-                    t = chosen.get(key)
+                    step = chosen.get(key)
                 else:
                     key = (location, picked, -1)
-                    t = last_t or chosen.get(key)
-                if t is None:
+                    step = last_t or chosen.get(key)
+                if step is None:
                     try:
-                        t = chosen[key] = select(state)
+                        step = chosen[key] = self._step_of(select(state), mon)
                     except LimitReached:
                         raise
                     except RunError as exc:
                         self.run_errors[i] = exc
                         continue
-                last_t = t
-                row = label_rows.get(t.id) or self._label_row(t)
+                last_t = step
+                t, lids, shared = step
                 if t.op is None:
-                    lid = row[0] if row[0] >= 0 else self._new_label(row, t, 0, -1)
+                    lid = lids[0]
                     node = (take_internal(state, t), mon)
                     j = index.get(node)
                     if j is None:
@@ -374,18 +395,15 @@ class _Search:
                     dst.append(j)
                     label.append(lid)
                     continue
-                shared = same_edges.get(t.id)
-                if shared is None:
-                    shared = same_edges[t.id] = self._edges_shared(t, mon)
                 if shared:
                     edges = edge_memo.get((t.id, values, mon))
                     if edges is not None:  # its successors exist: only the edges are new
-                        js, lids, low, alts = edges
+                        js, labels, low, alts = edges
                         if alts:
                             e = len(dst)
                             self.alternatives.update((e + offset, list(more)) for offset, more in alts)
                         dst.extend(js)
-                        label.extend(lids)
+                        label.extend(labels)
                         if low <= i:
                             back.extend((i, j) for j in js if j <= i)
                         continue
@@ -402,10 +420,9 @@ class _Search:
                 else:
                     afters = take_outcomes(state, t)
                 start, alternatives = len(dst), len(self.alternatives)
-                for k, after in enumerate(afters):
-                    lid = row[k] if row[k] >= 0 else self._new_label(row, t, k, k)
+                for after, lid, m in zip(afters, lids, mons or repeat(mon), strict=False):
                     n = len(nodes)
-                    node = (after, mons[k] if mons else mon)
+                    node = (after, m)
                     j = index.setdefault(node, n)
                     if j == n:
                         nodes.append(node)
@@ -425,6 +442,20 @@ class _Search:
             except LimitReached as exc:
                 self.complete, self.limit = False, self.limit or exc.limit
 
+    def _step_of(self, t: Transition, mon: MonitorState) -> _Step:
+        """`t` with its labels (one per outcome of a call, in order) and whether the edges of
+        a call are shared (`_edges_shared`)."""
+        found = self._steps.get(t.id)
+        if found is not None:
+            return found
+        row = self._label_row(t)
+        lids = tuple(
+            row[k] if row[k] >= 0 else self._new_label(row, t, k, k if t.op is not None else -1)
+            for k in range(len(row))
+        )
+        step = self._steps[t.id] = (t, lids, t.op is not None and self._edges_shared(t, mon))
+        return step
+
     def _fact_number(self, facts: Facts) -> int:
         """One number per distinct fact tuple, found again by the tuple's identity (the tuple is
         kept here, so no other object takes its id while the search runs)."""
@@ -438,17 +469,22 @@ class _Search:
         edges: the call's successors read no earlier fact (`_pure_calls`), and the monitors'
         step reads no argument (which could read one)."""
         assert t.op is not None
-        return t.id in self._pure_calls and (not mon or not self.monitors.reads_args(t.op))
+        if not mon:
+            return t.id in self._pure_calls
+        reads = self._monitor_args.get(t.op)
+        if reads is None:
+            reads = self._monitor_args[t.op] = self.monitors.reads_args(t.op)
+        return t.id in self._pure_calls and not reads
 
     def _edges_from(self, start: int, alternatives: int) -> _Edges:
         """The edges from `start` on (the last node's), to give another node with the same call;
         `alternatives` were there before them."""
-        dst = self.dst
         found = self.alternatives
+        js = self.dst[start:]
         alts: tuple[tuple[int, tuple[int, ...]], ...] = ()
         if len(found) > alternatives:
-            alts = tuple((e - start, tuple(found[e])) for e in range(start, len(dst)) if e in found)
-        return tuple(dst[start:]), tuple(self.label[start:]), min(dst[start:], default=-1), alts
+            alts = tuple((e, tuple(found[start + e])) for e in range(len(js)) if start + e in found)
+        return js, self.label[start:], min(js, default=-1), alts
 
     def _new_label(self, row: list[int], t: Transition, slot: int, outcome: int) -> int:
         """The one-step chain of `t` (and outcome), cached in its row: a chain id, which with
