@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
-from itertools import groupby
 from operator import itemgetter
 
 from turnbound.properties.explore.claims import (
@@ -101,13 +100,14 @@ class _Checker:
                 bad_monitors[mon] = bad
         broken: dict[int, tuple[str, ...]] = {}
         if self.claim_memo.claims:
-            i = 0  # a call's outcomes share their values: runs of nodes, judged once per run
-            for values, run in groupby(map(_second, map(_first, search.nodes))):
-                n = len(list(run))
-                held = invariants(values)
+            last: tuple[Value, ...] | None = None
+            held: tuple[str, ...] = ()
+            for i, (state, _) in enumerate(search.nodes):
+                values = state[1]
+                if values is not last:  # a call's outcomes share their values: judged once per run
+                    last, held = values, invariants(values)
                 if held:
-                    broken.update((k, held) for k in range(i, i + n))
-                i += n
+                    broken[i] = held
         if bad_monitors:
             for i, mon in enumerate(map(_second, search.nodes)):
                 found = bad_monitors.get(mon)
