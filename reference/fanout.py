@@ -97,15 +97,21 @@ class Fanout:
         self.outcomes = machine.outcomes(t.op)
         self.update = update
         self.firsts, self.rows, self.failures, self.plain_failures = layout(machine, t, reads)
+        self.unchanged = tuple((t.target, items) for _, items in self.rows) + self.plain_failures
+        """Each outcome's target and facts, for a call whose updates and failures change nothing."""
         self.update_all: Callable[[Values], list[Values]] | None = None
         """The values after the updates, per group (a memoizing machine's own; else `update`)."""
 
     def after(self, state: State) -> tuple[State, ...]:
+        """The state after each outcome, in the outcomes' order."""
         values, target = state.values, self.t.target
         update = self.update
         if self.update_all is not None:
             made = self.update_all(values)
         elif update is None:
+            if self.plain_failures or not self.failures:  # every outcome keeps the values
+                new, cls = tuple.__new__, type(state)
+                return tuple([new(cls, (where, values, fields)) for where, fields in self.unchanged])
             made = [values] * len(self.firsts)
         else:
             made = [update(values, f) for f in self.firsts]

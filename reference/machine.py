@@ -472,14 +472,20 @@ class Machine:
     def take_outcomes(self, state: State, t: Transition) -> tuple[State, ...]:
         """The state after each of `outcomes(t.op)` (a search's step at a host call): one
         `take_outcome` per outcome, with the shared work done once (`fanout`)."""
+        return self.outcomes_step(t)(state)
+
+    def outcomes_step(self, t: Transition) -> Callable[[State], tuple[State, ...]]:
+        """`take_outcomes` of `t` as a function of the state alone: what a search calls at every
+        node that makes `t`'s call."""
         assert t.op is not None
         if t.id in self._fanouts:
             fanout = self._fanouts[t.id]
         else:
             fanout = self._fanouts[t.id] = self._fanout(t)
-        if fanout is None:
-            return tuple(self.take_outcome(state, t, o) for o in self.outcomes(t.op))
-        return fanout.after(state)
+        if fanout is not None:
+            return fanout.after
+        take, outcomes = self.take_outcome, self.outcomes(t.op)
+        return lambda state: tuple(take(state, t, o) for o in outcomes)
 
     def _fanout(self, t: Transition) -> Fanout | None:
         c = self._by_id.get(t.id) or self._transition(t)

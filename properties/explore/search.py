@@ -53,8 +53,13 @@ SHARED_ROWS_LIMIT = 1 << 16
 
 Node = tuple[State, MonitorState]
 _RowKey = tuple[MonitorState, str, tuple[tuple[str, Value], ...]]
-_Step = tuple[Transition, tuple[int, ...], bool]
-"""A selected transition, its labels (per outcome of a call) and whether its edges are shared."""
+_Step = tuple[Transition, tuple[int, ...], bool, Callable[[State], tuple[State, ...]]]
+"""A selected transition, its labels (per outcome of a call), whether its edges are shared, and
+the machine's step for all its call's outcomes (`Machine.outcomes_step`)."""
+
+
+def _no_call(state: State) -> tuple[State, ...]:
+    raise AssertionError("an internal transition has no outcomes")
 _Edges = tuple[list[int], list[int], int, tuple[tuple[int, tuple[int, ...]], ...]]
 """A node's edges: their targets and labels (never changed), the lowest target, and
 alternatives by offset."""
@@ -322,7 +327,7 @@ class _Search:
         parent, parent_label, calls, internal = self.parent, self.parent_label, self.calls, self.internal
         back = self.back
         select_keys, select = self._select_keys, machine.select
-        take_internal, take_outcomes = machine.take_internal, machine.take_outcomes
+        take_internal = machine.take_internal
         monitor_row = self._monitor_row
         pure_calls, call_memo = self._pure_calls, self._call_memo
         monitor_args, monitor_rows = self._monitor_args, self._monitor_rows
@@ -378,7 +383,7 @@ class _Search:
                         self.run_errors[i] = exc
                         continue
                 last_t = step
-                t, lids, shared = step
+                t, lids, shared, outcomes = step
                 if t.op is None:
                     lid = lids[0]
                     node = (take_internal(state, t), mon)
@@ -416,9 +421,9 @@ class _Search:
                 if t.id in pure_calls:  # `_after_call`
                     afters = call_memo.get((t.id, values))
                     if afters is None:
-                        afters = call_memo[(t.id, values)] = take_outcomes(state, t)
+                        afters = call_memo[(t.id, values)] = outcomes(state)
                 else:
-                    afters = take_outcomes(state, t)
+                    afters = outcomes(state)
                 start, alternatives = len(dst), len(self.alternatives)
                 for after, lid, m in zip(afters, lids, mons or repeat(mon), strict=False):
                     n = len(nodes)
@@ -443,8 +448,8 @@ class _Search:
                 self.complete, self.limit = False, self.limit or exc.limit
 
     def _step_of(self, t: Transition, mon: MonitorState) -> _Step:
-        """`t` with its labels (one per outcome of a call, in order) and whether the edges of
-        a call are shared (`_edges_shared`)."""
+        """`t` with its labels (one per outcome of a call, in order), whether the edges of a call
+        are shared (`_edges_shared`) and the machine's step for its outcomes."""
         found = self._steps.get(t.id)
         if found is not None:
             return found
@@ -453,7 +458,10 @@ class _Search:
             row[k] if row[k] >= 0 else self._new_label(row, t, k, k if t.op is not None else -1)
             for k in range(len(row))
         )
-        step = self._steps[t.id] = (t, lids, t.op is not None and self._edges_shared(t, mon))
+        step: _Step = (t, lids, False, _no_call)
+        if t.op is not None:
+            step = (t, lids, self._edges_shared(t, mon), self.machine.outcomes_step(t))
+        self._steps[t.id] = step
         return step
 
     def _fact_number(self, facts: Facts) -> int:
