@@ -36,7 +36,7 @@ from turnbound.reference.errors import DefinitionError, Nondeterminism, StuckSta
 from turnbound.reference.expr import Expr, refs
 from turnbound.reference.expr_compile import Slotted, compile_expr
 from turnbound.reference.expr_fold import fold
-from turnbound.reference.fanout import Fanout
+from turnbound.reference.fanout import Fanout, GroupedUpdates
 from turnbound.reference.outcomes import Outcome, complete, contract_violation
 from turnbound.reference.proved import guards_proved
 from turnbound.reference.readable import facts_read
@@ -72,6 +72,10 @@ _NO_FACTS: Mapping[str, Value] = {}
 
 _new_state = tuple.__new__
 """`State` built from one tuple without the named tuple's Python-level constructor."""
+
+
+def _same_values(values: tuple[Value, ...]) -> tuple[Value, ...]:
+    return values
 
 
 def _too_large(name: str, tid: str, v: int) -> ValueTooLarge:
@@ -285,6 +289,21 @@ class Machine:
         facts = state.facts
         return make(state.values, self._last_f if facts is self._last_facts else self._facts(facts))
 
+    def raise_step(
+        self, t: Transition, err: str, fields: Mapping[str, Value]
+    ) -> Callable[[tuple[Value, ...]], tuple[Value, ...]] | None:
+        """The values after `t`'s call raised `err` with these (completed) fields, as a function
+        of the values before: what `take_outcome` makes them, when the raise's ghost updates read
+        no earlier fact (None: they do, the state's facts are needed)."""
+        ghost = self._raise_updates(t).get(err)
+        if not ghost:
+            return _same_values
+        own = {f.name for f in self.table.failures[err].fields}
+        if not set(ghost.read_facts) <= own:
+            return None
+        updated = self._updated
+        return lambda values: updated(ghost, values, fields)
+
     def raise_ghosts(self, t: Transition) -> Mapping[str, CompiledTransition]:
         """Per failure of `t`'s call, the ghost updates its raise makes (none: not a key)."""
         return self._raise_updates(t)
@@ -496,8 +515,15 @@ class Machine:
         plan = self._plan(c, len(self.var_names))
         memo: dict[tuple[Value, ...], tuple[tuple[Value, ...], ...]] = {}
         fanout = Fanout(self, t, c.read_facts, None)
-        made, merge, firsts = self._make, plan.merge, fanout.firsts
+        merge, firsts = plan.merge, fanout.firsts
         limit = max(1, MEMO_LIMIT // max(1, len(firsts)))  # rows kept: as many as one update memo's
+        exprs = [e for v, e in t.updates if v in self._made]  # as compiled: c.updates, in order
+
+        def too_large(k: int, v: int) -> ValueTooLarge:
+            return _too_large(self.var_names[c.updates[k][0]], t.id, v)
+
+        fns = [fn for _, fn in c.updates]
+        made = GroupedUpdates(fns, exprs, firsts, plan.int_positions, INT_LIMIT, too_large)
 
         def update_all(values: tuple[Value, ...]) -> list[tuple[Value, ...]]:
             key = plan.pick_vars(values)
@@ -505,7 +531,7 @@ class Machine:
             if rows is None:
                 if len(memo) >= limit:
                     memo.clear()
-                rows = memo[key] = tuple(made(plan, values, f) for f in firsts)
+                rows = memo[key] = made.rows(values)
             return list(map(merge, map(values.__add__, rows)))
 
         fanout.update_all = update_all
