@@ -425,6 +425,7 @@ class _Search:
                 else:
                     afters = outcomes(state)
                 start, alternatives = len(dst), len(self.alternatives)
+                targets: dict[int, int] = {}
                 for after, lid, m in zip(afters, lids, mons or repeat(mon), strict=False):
                     n = len(nodes)
                     node = (after, m)
@@ -435,11 +436,12 @@ class _Search:
                         parent_label.append(lid)
                         calls.append(c + 1)
                         internal.append(0)
-                    elif j in dst[start:]:  # another outcome of this call led there first
-                        self.alternatives.setdefault(dst.index(j, start), []).append(lid)
+                    elif j in targets:  # another outcome of this call led there first
+                        self.alternatives.setdefault(targets[j], []).append(lid)
                         continue
                     elif j <= i:
                         back.append((i, j))
+                    targets[j] = len(dst)
                     dst.append(j)
                     label.append(lid)
                 if shared:
