@@ -102,10 +102,14 @@ class _Checker:
         if self.claim_memo.claims:
             last: tuple[Value, ...] | None = None
             held: tuple[str, ...] = ()
+            judged: dict[int, tuple[str, ...]] = {}
+            """By the identity of a values tuple: every node is alive, so no other takes its id."""
             for i, (state, _) in enumerate(search.nodes):
                 values = state[1]
-                if values is not last:  # a call's outcomes share their values: judged once per run
-                    last, held = values, invariants(values)
+                if values is not last:  # a call's outcomes share their values: one after another
+                    last = values
+                    found = judged.get(id(values))
+                    held = judged[id(values)] = invariants(values) if found is None else found
                 if held:
                     broken[i] = held
         if bad_monitors:
