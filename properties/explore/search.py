@@ -172,10 +172,16 @@ class _Search:
         SHARED_ROWS_LIMIT of them."""
         self._select_keys = derived(table, "explore.select_keys", lambda: _select_keys(machine))
         self._steps: dict[str, _Step] = {}
+        self._shares: dict[str, bool] = {}
+        self._atomic_edges: dict[tuple[str, tuple[Value, ...], MonitorState, bool], tuple[_Edges, int]] = {}
+        """Atomic: a call's edges by the call, values, monitors and whether it walks on (the
+        step horizon), with the intermediate states its chains pass (`_edges_shared`)."""
         self._fact_contents: dict[Facts, int] = {}
         self._fact_numbers: dict[int, int] = {}
         self._fact_tuples: list[Facts] = []
-        self._select_memo: dict[tuple[object, ...], Transition] = {}
+        self._select_memo: dict[tuple[str, object, int], Transition] = {}
+        """Selected transitions by location, the values the guards read and the number of the
+        facts when they read any (`_fact_number`)."""
         self._call_chains: dict[tuple[str, tuple[Value, ...], bool], tuple[tuple[State, int], ...]] = {}
         """Atomic, for a call that reads no earlier facts (`_pure_calls`), by the values before it:
         per outcome, the stored state its internal transitions lead to and their tail (an index
@@ -185,6 +191,8 @@ class _Search:
         """Atomic: where the internal transitions from a state a host call left lead (outcomes of
         calls from different states often leave the same one); emptied at CHAIN_MEMO_LIMIT, so
         the states it holds stay few beside the stored ones."""
+        self._walked: dict[State, tuple[State, int]] = {}
+        """Atomic: the same, from a state one internal transition after a call (`_walk_on`)."""
         self.tails: list[tuple[int, ...]] = [()]
         self._tail_ids: dict[tuple[int, ...], int] = {(): 0}
         self._chain_of: dict[tuple[int, int], int] = {}
@@ -506,7 +514,11 @@ class _Search:
         """The machine's selected transition, memoized by what the location's guards read."""
         location, values, facts = state
         pick, reads_facts = self._select_keys[location]
-        key = (location, pick(values), facts if reads_facts else None)
+        number = -1
+        if reads_facts:
+            found = self._fact_numbers.get(id(facts))
+            number = self._fact_number(facts) if found is None else found
+        key = (location, pick(values), number)
         t = self._select_memo.get(key)
         if t is None:
             t = self._select_memo[key] = self.machine.select(state)
@@ -539,9 +551,19 @@ class _Search:
             self.dst.append(j)
             self.label.append(cid)
             return
+        walks = calls + 1 < self.max_calls and (self.horizon is None or calls + 1 < self.horizon)
+        shared = self._shares.get(t.id)
+        if shared is None:
+            shared = self._shares[t.id] = self._edges_shared(t, mon)
+        if shared:
+            edges = self._atomic_edges.get((t.id, state.values, mon, walks))
+            if edges is not None:  # its successors exist: only the edges are new
+                self._add_edges(i, edges[0])
+                self.intermediate += edges[1]
+                return
+        start, alternatives, walked = len(self.dst), len(self.alternatives), self.intermediate
         mons = self._monitor_row(mon, t, state) if mon else None
         targets: dict[int, int] = {}
-        walks = calls + 1 < self.max_calls and (self.horizon is None or calls + 1 < self.horizon)
         key = (t.id, state.values, walks) if t.id in self._pure_calls else None
         found = self._call_chains.get(key) if key is not None else None
         results = found or self._call_and_walk(state, t, calls + 1, walks)
@@ -567,6 +589,22 @@ class _Search:
             label.append(cid)
         if key is not None and found is None:
             self._call_chains[key] = tuple(stored)
+        if shared:
+            made = self._edges_from(start, alternatives)
+            self._atomic_edges[(t.id, state.values, mon, walks)] = (made, self.intermediate - walked)
+
+    def _add_edges(self, i: int, edges: _Edges) -> None:
+        """Node i's edges: another node's with the same call, values and monitors (whose
+        successors exist already)."""
+        js, labels, low, alts = edges
+        dst = self.dst
+        if alts:
+            e = len(dst)
+            self.alternatives.update((e + offset, list(more)) for offset, more in alts)
+        dst.extend(js)
+        self.label.extend(labels)
+        if low <= i:
+            self.back.extend((i, j) for j in js if j <= i)
 
     def _call_and_walk(self, state: State, t: Transition, calls: int, walks: bool) -> list[tuple[State, int]]:
         """Per outcome of `t`'s host call, the state to store after it and the tail of internal
@@ -574,21 +612,52 @@ class _Search:
         assert t.op is not None
         out = []
         memo = self._chain_memo
+        terminals, breaks = self.machine.table.terminals, self.breaks
         for after in self.machine.take_outcomes(state, t):
-            if not walks:
+            if not walks or after.location in terminals or (breaks is not None and breaks(after.values)):
+                out.append((after, 0))
+                continue
+            try:
+                stays = self._select(after).op is not None  # it calls the host: stored as it is
+            except LimitReached:
+                raise
+            except RunError:
+                stays = True  # stored, and its expansion records the error
+            if stays:
                 out.append((after, 0))
                 continue
             found = memo.get(after)
             if found is None:
-                steps: list[int] = []
-                end, _ = self._walk(after, calls, steps, 0, None)
-                self.intermediate -= len(steps)  # counted by the caller, as for a remembered call
-                found = (end, self._tail_id(tuple(steps)))
+                found = self._walk_on(after, calls) if after.facts else self._walk_from(after, calls, 0)
                 if len(memo) >= CHAIN_MEMO_LIMIT:
                     memo.clear()
                 memo[after] = found
             out.append(found)
         return out
+
+    def _walk_from(self, state: State, calls: int, internal: int) -> tuple[State, int]:
+        """Where the internal transitions from `state` lead, and their tail (`_walk`)."""
+        steps: list[int] = []
+        end, _ = self._walk(state, calls, steps, internal, None)
+        self.intermediate -= len(steps)  # counted by the caller, as for a remembered call
+        return end, self._tail_id(tuple(steps))
+
+    def _walk_on(self, after: State, calls: int) -> tuple[State, int]:
+        """`_walk_from(after, calls, 0)` for a state a call left with facts, whose first internal
+        transition selects: from the state it enters (no facts), the walk is remembered apart,
+        as the outcomes of a call that agree on what that transition reads all enter it. No
+        state the walk passes through has facts, so none is `after` (the loop check's start)."""
+        t = self._select(after)
+        row = self._label_rows.get(t.id) or self._label_row(t)
+        first = self.chains[row[0] if row[0] >= 0 else self._new_label(row, t, 0, -1)][0]
+        entered = self.machine.take_internal(after, t)
+        rest = self._walked.get(entered)
+        if rest is None:
+            if len(self._walked) >= CHAIN_MEMO_LIMIT:
+                self._walked.clear()
+            rest = self._walked[entered] = self._walk_from(entered, calls, 1)
+        end, tail = rest
+        return end, self._tail_id((first, *self.tails[tail]))
 
     def _tail_id(self, tail: tuple[int, ...]) -> int:
         return _intern(self._tail_ids, self.tails, tail, tail)
