@@ -192,6 +192,7 @@ class _Search:
         calls from different states often leave the same one); emptied at CHAIN_MEMO_LIMIT, so
         the states it holds stay few beside the stored ones."""
         self._walked: dict[State, tuple[State, int]] = {}
+        self._tail_after: dict[tuple[int, int], int] = {}
         """Atomic: the same, from a state one internal transition after a call (`_walk_on`)."""
         self.tails: list[tuple[int, ...]] = [()]
         self._tail_ids: dict[tuple[int, ...], int] = {(): 0}
@@ -610,29 +611,41 @@ class _Search:
         """Per outcome of `t`'s host call, the state to store after it and the tail of internal
         steps (an index into `tails`) that leads there."""
         assert t.op is not None
-        out = []
+        out: list[tuple[State, int]] = []
         memo = self._chain_memo
         terminals, breaks = self.machine.table.terminals, self.breaks
+        last: tuple[Value, ...] | None = None
+        broken = False
         for after in self.machine.take_outcomes(state, t):
-            if not walks or after.location in terminals or (breaks is not None and breaks(after.values)):
+            location, values, facts = after
+            if not walks or location in terminals:
                 out.append((after, 0))
                 continue
+            if breaks is not None:
+                if values is not last:  # a call's outcomes share their values: one after another
+                    last, broken = values, breaks(values)
+                if broken:
+                    out.append((after, 0))
+                    continue
             try:
-                stays = self._select(after).op is not None  # it calls the host: stored as it is
+                first = self._select(after)
             except LimitReached:
                 raise
             except RunError:
-                stays = True  # stored, and its expansion records the error
-            if stays:
-                out.append((after, 0))
+                out.append((after, 0))  # stored, and its expansion records the error
                 continue
-            found = memo.get(after)
-            if found is None:
-                found = self._walk_on(after, calls) if after.facts else self._walk_from(after, calls, 0)
-                if len(memo) >= CHAIN_MEMO_LIMIT:
-                    memo.clear()
-                memo[after] = found
-            out.append(found)
+            if first.op is not None:  # it calls the host: stored as it is
+                out.append((after, 0))
+            elif facts:
+                out.append(self._walk_on(after, first, calls))
+            else:
+                found = memo.get(after)
+                if found is None:
+                    found = self._walk_from(after, calls, 0)
+                    if len(memo) >= CHAIN_MEMO_LIMIT:
+                        memo.clear()
+                    memo[after] = found
+                out.append(found)
         return out
 
     def _walk_from(self, state: State, calls: int, internal: int) -> tuple[State, int]:
@@ -642,12 +655,11 @@ class _Search:
         self.intermediate -= len(steps)  # counted by the caller, as for a remembered call
         return end, self._tail_id(tuple(steps))
 
-    def _walk_on(self, after: State, calls: int) -> tuple[State, int]:
-        """`_walk_from(after, calls, 0)` for a state a call left with facts, whose first internal
-        transition selects: from the state it enters (no facts), the walk is remembered apart,
-        as the outcomes of a call that agree on what that transition reads all enter it. No
-        state the walk passes through has facts, so none is `after` (the loop check's start)."""
-        t = self._select(after)
+    def _walk_on(self, after: State, t: Transition, calls: int) -> tuple[State, int]:
+        """`_walk_from(after, calls, 0)` for a state a call left with facts, whose selected
+        transition `t` is internal: from the state `t` enters (no facts), the walk is remembered,
+        as the outcomes of a call that agree on what `t` reads all enter it. No state the walk
+        passes through has facts, so none is `after` (the loop check's start)."""
         row = self._label_rows.get(t.id) or self._label_row(t)
         first = self.chains[row[0] if row[0] >= 0 else self._new_label(row, t, 0, -1)][0]
         entered = self.machine.take_internal(after, t)
@@ -657,7 +669,10 @@ class _Search:
                 self._walked.clear()
             rest = self._walked[entered] = self._walk_from(entered, calls, 1)
         end, tail = rest
-        return end, self._tail_id((first, *self.tails[tail]))
+        whole = self._tail_after.get((first, tail))
+        if whole is None:
+            whole = self._tail_after[(first, tail)] = self._tail_id((first, *self.tails[tail]))
+        return end, whole
 
     def _tail_id(self, tail: tuple[int, ...]) -> int:
         return _intern(self._tail_ids, self.tails, tail, tail)
