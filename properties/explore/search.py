@@ -254,47 +254,8 @@ class _Search:
         return made
 
     def run(self) -> None:
-        machine = self.machine
-        terminals = machine.table.terminals
-        self._add((machine.initial(), self.monitors.initial()), -1, -1, 0, 0)
-        nodes, first_edge, dst, calls, internal = (
-            self.nodes,
-            self.first_edge,
-            self.dst,
-            self.calls,
-            self.internal,
-        )
-        if self.all_states:
-            self._run_every()
-            self.first_edge.append(len(self.dst))
-            self._count_coverage()
-            return
-        expand = self._expand_atomic
-        queue_pos = 0
-        while queue_pos < len(nodes):
-            i = queue_pos
-            queue_pos += 1
-            first_edge.append(len(dst))
-            state, mon = nodes[i]
-            if state.location in terminals:
-                self.terminal_nodes.append(i)
-                continue
-            if self.horizon is not None and calls[i] >= self.horizon:
-                self.horizon_leaves.append(i)
-                continue
-            if len(nodes) >= self.max_states:
-                self.complete, self.limit = False, f"max_states={self.max_states}"
-                continue
-            if calls[i] >= self.max_calls:
-                self.complete, self.limit = False, f"DEFAULT_MAX_STEPS={self.max_calls} host calls"
-                continue
-            if internal[i] > MAX_INTERNAL:
-                raise Livelock(state.location, internal[i], [self._last_transition(i)])
-            try:
-                expand(i, state, mon)
-            except LimitReached as exc:
-                self.complete, self.limit = False, self.limit or exc.limit
-                continue
+        self._add((self.machine.initial(), self.monitors.initial()), -1, -1, 0, 0)
+        self._loop()
         self.first_edge.append(len(self.dst))
         self._count_coverage()
 
@@ -321,13 +282,15 @@ class _Search:
             row = self._label_rows[t.id] = [-1] * n
         return row
 
-    def _run_every(self) -> None:
-        """The search storing every state: the loop and the machine's one step in one frame.
+    def _loop(self) -> None:
+        """The search: each node in the order found, its transition selected, its edges added.
 
-        Every node of a large search passes here, so the step is written out in the loop (a
-        method call per node and per successor was a fifth of the search). Each edge is one
-        transition and, for a host call, its outcome; outcomes that lead to the same node make
-        one edge, the others its alternatives.
+        Every node of a large search passes here, so the selection and, with every state stored,
+        the machine's one step are written out in the loop (a method call per node and per
+        successor was a fifth of the search). With every state stored each edge is one
+        transition and, for a host call, its outcome; atomic edges are made by `_walk_internal`
+        and `_walk_call`. Outcomes that lead to the same node make one edge, the others its
+        alternatives.
         """
         machine = self.machine
         terminals = machine.table.terminals
@@ -348,6 +311,7 @@ class _Search:
         last_t: _Step | None = None
         call_limit = max_calls if horizon is None else min(horizon, max_calls)
         livelock = MAX_INTERNAL
+        atomic = not self.all_states
         for i, (state, mon) in enumerate(nodes):  # breadth first: the list grows as it is read
             first_edge.append(len(dst))
             location, values, facts = state
@@ -393,6 +357,12 @@ class _Search:
                         continue
                 last_t = step
                 t, lids, shared, outcomes = step
+                if atomic:
+                    if t.op is None:
+                        self._walk_internal(i, state, t, mon, lids[0])
+                    else:
+                        self._walk_call(i, state, t, mon, shared)
+                    continue
                 if t.op is None:
                     lid = lids[0]
                     node = (take_internal(state, t), mon)
@@ -465,10 +435,12 @@ class _Search:
         if found is not None:
             return found
         row = self._label_row(t)
-        lids = tuple(
-            row[k] if row[k] >= 0 else self._new_label(row, t, k, k if t.op is not None else -1)
-            for k in range(len(row))
-        )
+        lids: tuple[int, ...] = ()
+        if t.op is None or self.all_states:  # atomic: a call's labels made as its chains are
+            lids = tuple(
+                row[k] if row[k] >= 0 else self._new_label(row, t, k, k if t.op is not None else -1)
+                for k in range(len(row))
+            )
         step: _Step = (t, lids, False, _no_call)
         if t.op is not None:
             step = (t, lids, self._edges_shared(t, mon), self.machine.outcomes_step(t))
@@ -525,37 +497,28 @@ class _Search:
             t = self._select_memo[key] = self.machine.select(state)
         return t
 
-    def _expand_atomic(self, i: int, state: State, mon: MonitorState) -> None:
-        """Add node i's atomic edges: its step (each outcome of a host call), then the internal
-        transitions up to the next state to store."""
-        try:
-            t = self._select(state)
-        except LimitReached:
-            raise
-        except RunError as exc:
-            self.run_errors[i] = exc
-            return
+    def _walk_internal(self, i: int, state: State, t: Transition, mon: MonitorState, lid: int) -> None:
+        """Node i's atomic edge for its internal transition `t` (label `lid`): the transitions
+        after it up to the next state to store."""
         calls = self.calls[i]
-        row = self._label_rows.get(t.id) or self._label_row(t)
-        if t.op is None:
-            first = row[0] if row[0] >= 0 else self._new_label(row, t, 0, -1)
-            chain = [self.chains[first][0]]
-            after, internal = self._walk(
-                self.machine.take_internal(state, t), calls, chain, self.internal[i] + 1, state
-            )
-            cid = self._chain_id(tuple(chain))
-            j = self.index.get((after, mon))
-            if j is None:
-                j = self._add((after, mon), i, cid, calls, internal)
-            elif j <= i:
-                self.back.append((i, j))
-            self.dst.append(j)
-            self.label.append(cid)
-            return
+        chain = [self.chains[lid][0]]
+        entered = self.machine.take_internal(state, t)
+        after, internal = self._walk(entered, calls, chain, self.internal[i] + 1, state)
+        cid = self._chain_id(tuple(chain))
+        j = self.index.get((after, mon))
+        if j is None:
+            j = self._add((after, mon), i, cid, calls, internal)
+        elif j <= i:
+            self.back.append((i, j))
+        self.dst.append(j)
+        self.label.append(cid)
+
+    def _walk_call(self, i: int, state: State, t: Transition, mon: MonitorState, shared: bool) -> None:
+        """Node i's atomic edges for its host call `t`: each outcome, then the internal
+        transitions up to the next state to store."""
+        calls = self.calls[i]
+        row = self._label_rows[t.id]
         walks = calls + 1 < self.max_calls and (self.horizon is None or calls + 1 < self.horizon)
-        shared = self._shares.get(t.id)
-        if shared is None:
-            shared = self._shares[t.id] = self._edges_shared(t, mon)
         if shared:
             edges = self._atomic_edges.get((t.id, state.values, mon, walks))
             if edges is not None:  # its successors exist: only the edges are new
