@@ -162,10 +162,6 @@ class Machine:
         only in them are one state; `readable.facts_read`)."""
         self._kept_items: dict[tuple[str, Facts], Facts] = {}
         self._fanouts: dict[str, Fanout | None] = {}
-        self._last_internal: tuple[Transition | None, tuple[Value, ...], State] = (None, (), State("", ()))
-        """The internal transition taken last, the values it read and the state it entered, when
-        its updates read no fact: a search takes it again from the next state with the same
-        values (the outcomes of one call that differ only in facts)."""
 
     def _compile(self, t: Transition) -> CompiledTransition:
         """`t` compiled with this machine's parameters, shared with every machine of the table
@@ -374,21 +370,34 @@ class Machine:
         return made
 
     def take_internal(self, state: State, t: Transition) -> State:
-        values = state.values
-        self_last = self._last_internal
-        if self_last[0] is t and self_last[1] is values:
-            self._last_facts, self._last_f = (), _NO_FACTS
-            return self_last[2]
         c = self._by_id.get(t.id) or self._transition(t)
+        values = state.values
         if c.apply is not None:
             facts = state.facts
             f = self._last_f if facts is self._last_facts else self._facts(facts)
             values = self._remembered(c, values, f) if self._memo else c.apply(values, f)
         self._last_facts, self._last_f = (), _NO_FACTS  # the next select reads the state entered
-        entered = _new_state(State, (t.target, values, ()))
-        if not c.read_facts:
-            self._last_internal = (t, state.values, entered)
-        return entered
+        return _new_state(State, (t.target, values, ()))
+
+    def internal_step(self, t: Transition) -> Callable[[State], State]:
+        """`take_internal` of `t` as a function of the state alone (a search's step). When the
+        updates read no fact it gives the state it entered last again for the same values
+        tuple: a search takes `t` from states with the same values one after another (the
+        outcomes of one call that differ only in facts)."""
+        c = self._by_id.get(t.id) or self._transition(t)
+        take = self.take_internal
+        if c.read_facts:
+            return lambda state: take(state, t)
+        last: list[tuple[tuple[Value, ...], State]] = []
+
+        def step(state: State) -> State:
+            if last and last[0][0] is state.values:
+                return last[0][1]
+            entered = take(state, t)
+            last[:] = [(state.values, entered)]
+            return entered
+
+        return step
 
     def answered(self, state: State, t: Transition, outcome: Outcome) -> tuple[str | None, State]:
         """`violation` and the state it leads to (`take_outcome`, or `contract_state` if the

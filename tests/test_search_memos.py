@@ -11,13 +11,14 @@ from turnbound.properties.explore import search as search_module
 from turnbound.properties.explore.explorer import explore
 from turnbound.reference import compiled
 from turnbound.reference.compiled import derived, shared_compilations
+from turnbound.reference.errors import ValueTooLarge
 from turnbound.reference.loader import load_table, load_table_text
 from turnbound.reference.machine import Machine, State
 from turnbound.reference.monitors import Monitors
 from turnbound.reference.profiles import load_profile, profile_names, table_path
 from turnbound.reference.table import Table
 
-from tests.conftest import TINY
+from tests.conftest import REPO, TINY
 
 
 def _fresh(name: str = "deeptutor-scheduler") -> Table:
@@ -34,9 +35,9 @@ def _graph(table: Table, params: dict[str, int], all_states: bool) -> tuple[obje
 
 @pytest.mark.parametrize("name", ["pydantic-ai", "deeptutor-scheduler", "google-adk"])
 def test_an_internal_step_taken_again_reads_the_facts_it_reads(name: str) -> None:
-    """`take_internal` remembers its last step by the transition and the values object; a state
-    with the same values object and other facts must get its own successor when the updates
-    read facts (pydantic-ai's `run_batch`), the remembered one otherwise."""
+    """`Machine.internal_step` remembers its last step by the values object; a state with the
+    same values object and other facts must get its own successor when the updates read facts
+    (pydantic-ai's `run_batch`), the remembered one otherwise."""
     table = load_profile(name)
     machine, fresh = Machine(table, memo=True), Machine(table)
     search = explore(table, {}, all_states=True, max_states=20_000)._search
@@ -56,8 +57,9 @@ def test_an_internal_step_taken_again_reads_the_facts_it_reads(name: str) -> Non
                 expected = fresh.take_internal(twin, t)
             except Exception:
                 continue
-            machine.take_internal(state, t)
-            assert machine.take_internal(twin, t) == expected, (t.id, state, facts)
+            step = machine.internal_step(t)
+            step(state)
+            assert step(twin) == expected, (t.id, state, facts)
             checked += 1
     assert checked > 10
 
@@ -143,3 +145,28 @@ def test_shared_edges_are_the_edges_the_call_makes(name: str) -> None:
         assert len(targets) + alternatives == len(made)
         checked += 1
     assert checked > 0
+
+
+@pytest.mark.parametrize(
+    "update",
+    [
+        "steps * steps + 2",  # reads no fact: made once per state
+        "steps * steps + (2 if more else 3)",  # reads both: made per group
+    ],
+)
+def test_a_call_whose_update_grows_too_large_stops_as_one_outcome_does(update: str) -> None:
+    """The all-outcome step checks every value it makes against the machine's limit and names
+    the same transition and variable as the one-outcome step."""
+    text = (REPO / "tests" / "pathological" / "growth.toml").read_text()
+    table = load_table_text(text.replace('"steps * steps + 2"', f'"{update}"'))
+    t = next(tr for tr in table.transitions if tr.id == "work")
+    state = State("loop", (10**10,), ())
+    plain, memo = Machine(table), Machine(table, memo=True, forget=True)
+    with pytest.raises(ValueTooLarge) as one:
+        plain.take_outcome(state, t, plain.outcomes("step")[0])
+    with pytest.raises(ValueTooLarge) as every:
+        memo.take_outcomes(state, t)
+    assert str(every.value) == str(one.value)
+    assert memo.take_outcomes(State("loop", (3,), ()), t) == tuple(
+        plain.take_outcome(State("loop", (3,), ()), t, o) for o in plain.outcomes("step")
+    )

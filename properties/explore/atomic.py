@@ -63,6 +63,7 @@ class AtomicWalks:
     _monitor_row: Callable[[MonitorState, Transition, State], tuple[MonitorState, ...]]
     _edges_from: Callable[[int, int], _Edges]
     _add_edges: Callable[[int, _Edges], None]
+    _internal_step: Callable[[Transition], Callable[[State], State]]
 
     def _init_walks(self) -> None:
         self._atomic_edges: dict[tuple[str, tuple[Value, ...], MonitorState, bool], tuple[_Edges, int]] = {}
@@ -84,13 +85,12 @@ class AtomicWalks:
         self._tail_ids: dict[tuple[int, ...], int] = {(): 0}
         self._chain_of: dict[tuple[int, int], int] = {}
 
-    def _walk_internal(self, i: int, state: State, t: Transition, mon: MonitorState, lid: int) -> None:
-        """Node i's atomic edge for its internal transition `t` (label `lid`): the transitions
-        after it up to the next state to store."""
+    def _walk_internal(self, i: int, entered: State, mon: MonitorState, lid: int) -> None:
+        """Node i's atomic edge for its internal transition (label `lid`), which `entered` a
+        state: the transitions after it up to the next state to store."""
         calls = self.calls[i]
         chain = [self.chains[lid][0]]
-        entered = self.machine.take_internal(state, t)
-        after, internal = self._walk(entered, calls, chain, self.internal[i] + 1, state)
+        after, internal = self._walk(entered, calls, chain, self.internal[i] + 1, self.nodes[i][0])
         cid = self._chain_id(tuple(chain))
         j = self.index.get((after, mon))
         if j is None:
@@ -199,7 +199,7 @@ class AtomicWalks:
         passes through has facts, so none is `after` (the loop check's start)."""
         row = self._label_rows.get(t.id) or self._label_row(t)
         first = self.chains[row[0] if row[0] >= 0 else self._new_label(row, t, 0, -1)][0]
-        entered = self.machine.take_internal(after, t)
+        entered = self._internal_step(t)(after)
         rest = self._walked.get(entered)
         if rest is None:
             if len(self._walked) >= CHAIN_MEMO_LIMIT:

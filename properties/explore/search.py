@@ -53,13 +53,20 @@ SHARED_ROWS_LIMIT = 1 << 16
 
 Node = tuple[State, MonitorState]
 _RowKey = tuple[MonitorState, str, tuple[tuple[str, Value], ...]]
-_Step = tuple[Transition, tuple[int, ...], bool, Callable[[State], tuple[State, ...]]]
+_Step = tuple[
+    Transition, tuple[int, ...], bool, Callable[[State], tuple[State, ...]], Callable[[State], State]
+]
 """A selected transition, its labels (per outcome of a call), whether its edges are shared, and
-the machine's step for all its call's outcomes (`Machine.outcomes_step`)."""
+the machine's step: for all its call's outcomes (`Machine.outcomes_step`), or the internal one
+(`Machine.internal_step`)."""
 
 
 def _no_call(state: State) -> tuple[State, ...]:
     raise AssertionError("an internal transition has no outcomes")
+
+
+def _no_internal(state: State) -> State:
+    raise AssertionError("a host call has outcomes")
 _Edges = tuple[list[int], list[int], int, tuple[tuple[int, tuple[int, ...]], ...]]
 """A node's edges: their targets and labels (never changed), the lowest target, and
 alternatives by offset."""
@@ -172,6 +179,7 @@ class _Search(AtomicWalks):
         SHARED_ROWS_LIMIT of them."""
         self._select_keys = derived(table, "explore.select_keys", lambda: _select_keys(machine))
         self._steps: dict[str, _Step] = {}
+        self._internal_steps: dict[str, Callable[[State], State]] = {}
         self._fact_contents: dict[Facts, int] = {}
         self._fact_numbers: dict[int, int] = {}
         self._fact_tuples: list[Facts] = []
@@ -281,7 +289,6 @@ class _Search(AtomicWalks):
         parent, parent_label, calls, internal = self.parent, self.parent_label, self.calls, self.internal
         back = self.back
         select_keys, select = self._select_keys, machine.select
-        take_internal = machine.take_internal
         monitor_row = self._monitor_row
         pure_calls, call_memo = self._pure_calls, self._call_memo
         monitor_args, monitor_rows = self._monitor_args, self._monitor_rows
@@ -338,16 +345,16 @@ class _Search(AtomicWalks):
                         self.run_errors[i] = exc
                         continue
                 last_t = step
-                t, lids, shared, outcomes = step
+                t, lids, shared, outcomes, take_internal = step
                 if atomic:
                     if t.op is None:
-                        self._walk_internal(i, state, t, mon, lids[0])
+                        self._walk_internal(i, take_internal(state), mon, lids[0])
                     else:
                         self._walk_call(i, state, t, mon, shared)
                     continue
                 if t.op is None:
                     lid = lids[0]
-                    node = (take_internal(state, t), mon)
+                    node = (take_internal(state), mon)
                     j = index.get(node)
                     if j is None:
                         j = index[node] = len(nodes)
@@ -423,11 +430,19 @@ class _Search(AtomicWalks):
                 row[k] if row[k] >= 0 else self._new_label(row, t, k, k if t.op is not None else -1)
                 for k in range(len(row))
             )
-        step: _Step = (t, lids, False, _no_call)
-        if t.op is not None:
-            step = (t, lids, self._edges_shared(t, mon), self.machine.outcomes_step(t))
+        if t.op is None:
+            step: _Step = (t, lids, False, _no_call, self._internal_step(t))
+        else:
+            step = (t, lids, self._edges_shared(t, mon), self.machine.outcomes_step(t), _no_internal)
         self._steps[t.id] = step
         return step
+
+    def _internal_step(self, t: Transition) -> Callable[[State], State]:
+        """The machine's step of internal transition `t` (`Machine.internal_step`), one per search."""
+        found = self._internal_steps.get(t.id)
+        if found is None:
+            found = self._internal_steps[t.id] = self.machine.internal_step(t)
+        return found
 
     def _fact_number(self, facts: Facts) -> int:
         """One number per distinct fact tuple, found again by the tuple's identity (the tuple is
