@@ -67,20 +67,21 @@ class AtomicWalks:
 
     def _init_walks(self) -> None:
         self._atomic_edges: dict[tuple[str, tuple[Value, ...], MonitorState, bool], tuple[_Edges, int]] = {}
-        """Atomic: a call's edges by the call, values, monitors and whether it walks on (the
-        step horizon), with the intermediate states its chains pass (`_edges_shared`)."""
+        """A call's edges by the call, values, monitors and whether it walks on (the step
+        horizon), with the intermediate states its chains pass (`search._edges_shared`)."""
         self._call_chains: dict[tuple[str, tuple[Value, ...], bool], tuple[tuple[State, int], ...]] = {}
-        """Atomic, for a call that reads no earlier facts (`_pure_calls`), by the values before it:
-        per outcome, the stored state its internal transitions lead to and their tail (an index
-        into `tails`). States that differ only in earlier facts share it, and it holds the stored
+        """For a call that reads no earlier facts (`_pure_calls`), by the values before it: per
+        outcome, the stored state its internal transitions lead to and their tail (an index into
+        `tails`). States that differ only in earlier facts share it, and it holds the stored
         state objects only, never one walked through."""
         self._chain_memo: dict[State, tuple[State, int]] = {}
-        """Atomic: where the internal transitions from a state a host call left lead (outcomes of
-        calls from different states often leave the same one); emptied at CHAIN_MEMO_LIMIT, so
-        the states it holds stay few beside the stored ones."""
+        """Where the internal transitions from a state a host call left without facts lead
+        (outcomes of calls from different states often leave the same one); emptied at
+        CHAIN_MEMO_LIMIT, so the states it holds stay few beside the stored ones."""
         self._walked: dict[State, tuple[State, int]] = {}
+        """The same from a state one internal transition after a call left facts (`_walk_on`)."""
         self._tail_after: dict[tuple[int, int], int] = {}
-        """Atomic: the same, from a state one internal transition after a call (`_walk_on`)."""
+        """A first step and a tail, as the tail they make together."""
         self.tails: list[tuple[int, ...]] = [()]
         self._tail_ids: dict[tuple[int, ...], int] = {(): 0}
         self._chain_of: dict[tuple[int, int], int] = {}
