@@ -42,6 +42,16 @@ def slot_picker(slots: tuple[Any, ...]) -> Picker:
     return itemgetter(*slots)
 
 
+def value_picker(slots: tuple[int, ...]) -> Callable[[Values], object]:
+    """The items at these slots of a tuple, as a memo key: one item bare, several as a tuple,
+    none as (); the cheapest picker where the key's shape does not matter."""
+    return itemgetter(*slots) if slots else _no_items
+
+
+def _no_items(values: Values) -> object:
+    return ()
+
+
 ROWS_LIMIT = 4096
 """Rows kept per transition (cleared past this; reached only by a table with many finite inputs)."""
 

@@ -6,8 +6,9 @@ call's outcomes and an internal transition each lead through internal transition
 deterministic, to the next such state. The walks are remembered where many nodes share them:
 by the call and the values before it (a call that reads no earlier fact), by the state a call
 left, by the state one internal transition after it, and a call's whole edges by the call,
-values and monitors. A walk longer than CYCLE_CHECK is walked again remembering its states,
-to stop where one repeats (an internal loop, stored as a node so termination sees it).
+values and monitors (`search._edge_memo`). A walk longer than CYCLE_CHECK is walked again
+remembering its states, to stop where one repeats (an internal loop, stored as a node so
+termination sees it).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from turnbound.reference.types import Value
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from turnbound.properties.explore.search import Node, _Edges
+    from turnbound.properties.explore.search import Node, _EdgeKey, _Edges
 
 CYCLE_CHECK = 64
 """An atomic edge longer than this many internal transitions is walked again remembering its
@@ -61,14 +62,12 @@ class AtomicWalks:
     _label_row: Callable[[Transition], list[int]]
     _new_label: Callable[[list[int], Transition, int, int], int]
     _monitor_row: Callable[[MonitorState, Transition, State], tuple[MonitorState, ...]]
-    _edges_from: Callable[[int, int], _Edges]
-    _add_edges: Callable[[int, _Edges], None]
+    _edges_from: Callable[[int, int, int], _Edges]
+    _edge_memo: dict[_EdgeKey, _Edges]
+    _tail_id: Callable[[tuple[int, ...]], int]
     _internal_step: Callable[[Transition], Callable[[State], State]]
 
     def _init_walks(self) -> None:
-        self._atomic_edges: dict[tuple[str, tuple[Value, ...], MonitorState, bool], tuple[_Edges, int]] = {}
-        """A call's edges by the call, values, monitors and whether it walks on (the step
-        horizon), with the intermediate states its chains pass (`search._edges_shared`)."""
         self._call_chains: dict[tuple[str, tuple[Value, ...], bool], tuple[tuple[State, int], ...]] = {}
         """For a call that reads no earlier facts (`_pure_calls`), by the values before it: per
         outcome, the stored state its internal transitions lead to and their tail (an index into
@@ -101,18 +100,15 @@ class AtomicWalks:
         self.dst.append(j)
         self.label.append(cid)
 
-    def _walk_call(self, i: int, state: State, t: Transition, mon: MonitorState, shared: bool) -> None:
+    def _walk_call(
+        self, i: int, state: State, t: Transition, mon: MonitorState, same: _EdgeKey | None
+    ) -> None:
         """Node i's atomic edges for its host call `t`: each outcome, then the internal
-        transitions up to the next state to store."""
+        transitions up to the next state to store; remembered under `same` (not None: another
+        node making the same call adds the same edges, `search._edge_memo`)."""
         calls = self.calls[i]
         row = self._label_rows[t.id]
         walks = calls + 1 < self.max_calls and (self.horizon is None or calls + 1 < self.horizon)
-        if shared:
-            edges = self._atomic_edges.get((t.id, state.values, mon, walks))
-            if edges is not None:  # its successors exist: only the edges are new
-                self._add_edges(i, edges[0])
-                self.intermediate += edges[1]
-                return
         start, alternatives, walked = len(self.dst), len(self.alternatives), self.intermediate
         mons = self._monitor_row(mon, t, state) if mon else None
         targets: dict[int, int] = {}
@@ -141,9 +137,8 @@ class AtomicWalks:
             label.append(cid)
         if key is not None and found is None:
             self._call_chains[key] = tuple(stored)
-        if shared:
-            made = self._edges_from(start, alternatives)
-            self._atomic_edges[(t.id, state.values, mon, walks)] = (made, self.intermediate - walked)
+        if same is not None:
+            self._edge_memo[same] = self._edges_from(start, alternatives, self.intermediate - walked)
 
     def _call_and_walk(self, state: State, t: Transition, calls: int, walks: bool) -> list[tuple[State, int]]:
         """Per outcome of `t`'s host call, the state to store after it and the tail of internal
@@ -211,14 +206,6 @@ class AtomicWalks:
         if whole is None:
             whole = self._tail_after[(first, tail)] = self._tail_id((first, *self.tails[tail]))
         return end, whole
-
-    def _tail_id(self, tail: tuple[int, ...]) -> int:
-        """`tail`'s number: its position in `tails`."""
-        found = self._tail_ids.get(tail)
-        if found is None:
-            found = self._tail_ids[tail] = len(self.tails)
-            self.tails.append(tail)
-        return found
 
     def _chain_after(self, first: int, tail: int) -> int:
         """The chain of a one-step chain followed by a tail of internal steps."""
@@ -289,4 +276,3 @@ class AtomicWalks:
             self.intermediate += 1
             state = machine.take_internal(state, t)
             internal += 1
-

@@ -10,7 +10,6 @@ witness that does not reproduce it is reported (`Violation.replay_problem`).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
 from operator import itemgetter
 
 from turnbound.properties.explore.claims import (
@@ -43,6 +42,7 @@ from turnbound.reference.monitors import Monitors, MonitorState, check_trace
 from turnbound.reference.table import Table, TraceProperty
 from turnbound.reference.trace import HORIZON, probe_line
 from turnbound.reference.types import Value
+from turnbound.reference.update_step import value_picker
 
 _first = itemgetter(0)
 _second = itemgetter(1)
@@ -123,8 +123,7 @@ class _Checker:
         terminals that differ only in other variables, facts or monitors are judged once."""
         read = {r.name for b in self.bounds for r in refs(b.claim.expr) if r.kind == "var"}
         read.update(self.table.counters)
-        slots = [k for k, name in enumerate(machine.var_names) if name in read]
-        pick: Callable[[tuple[Value, ...]], object] = itemgetter(*slots) if slots else (lambda v: ())
+        pick = value_picker(tuple(k for k, name in enumerate(machine.var_names) if name in read))
         for i in search.terminal_nodes:
             state = search.nodes[i][0]
             location = state.location

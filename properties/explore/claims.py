@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from operator import itemgetter
 
 from turnbound.reference.expr import Compare, Expr, refs, render
 from turnbound.reference.expr_compile import Compiled, compile_expr
@@ -15,6 +14,7 @@ from turnbound.reference.judge import Judge
 from turnbound.reference.machine import Machine
 from turnbound.reference.table import ANY_OP, Claim, Table, TraceProperty
 from turnbound.reference.types import Value
+from turnbound.reference.update_step import value_picker
 
 
 @dataclass(frozen=True)
@@ -56,8 +56,7 @@ Judged = tuple[bool, tuple[int, int] | None]
 
 def picker(expr: Expr, slots: Mapping[str, int]) -> Pick:
     """The values of the variables `expr` reads, from a state's values."""
-    read = sorted({slots[r.name] for r in refs(expr) if r.kind == "var"})
-    return itemgetter(*read) if read else (lambda v: ())
+    return value_picker(tuple(sorted({slots[r.name] for r in refs(expr) if r.kind == "var"})))
 
 
 def describe_property(p: TraceProperty) -> str:
@@ -89,7 +88,7 @@ class StateClaimMemo:
         """The variables the claims read: the memo's key is their values alone, so it holds no
         state's whole valuation (an atomic search does not keep the states it walks through)."""
         slots = [i for _, i in self.read]
-        self.pick: Callable[[tuple[Value, ...]], object] = itemgetter(*slots) if slots else (lambda v: ())
+        self.pick = value_picker(tuple(slots))
         self.memo: dict[object, tuple[str, ...]] = {}
 
     def broken(self, values: tuple[Value, ...]) -> tuple[str, ...]:

@@ -30,7 +30,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from itertools import repeat
-from operator import itemgetter
 from typing import TypeVar
 
 from turnbound.properties.explore.atomic import AtomicWalks
@@ -44,6 +43,7 @@ from turnbound.reference.monitors import Monitors, MonitorState
 from turnbound.reference.stepping import MAX_INTERNAL, step_limit
 from turnbound.reference.table import Table, Transition
 from turnbound.reference.types import Value
+from turnbound.reference.update_step import value_picker
 
 DEFAULT_MAX_STATES = 500_000
 """Beyond this the graph is presumed infinite (a counter growing without a bound)."""
@@ -67,9 +67,13 @@ def _no_call(state: State) -> tuple[State, ...]:
 
 def _no_internal(state: State) -> State:
     raise AssertionError("a host call has outcomes")
-_Edges = tuple[list[int], list[int], int, tuple[tuple[int, tuple[int, ...]], ...]]
-"""A node's edges: their targets and labels (never changed), the lowest target, and
-alternatives by offset."""
+
+
+_Edges = tuple[list[int], list[int], int, tuple[tuple[int, tuple[int, ...]], ...], int]
+"""A node's edges: their targets and labels (never changed), the lowest target, alternatives
+by offset, and the states their atomic chains walk through."""
+_EdgeKey = tuple[str, tuple[Value, ...], MonitorState, bool]
+"""A call, the values and monitors it is made with, and whether an atomic walk goes on after."""
 
 
 def _pure_calls(table: Table) -> frozenset[str]:
@@ -96,8 +100,7 @@ def _select_keys(machine: Machine) -> dict[str, tuple[Callable[[tuple[Value, ...
     for location in machine.table.locations:
         names = {r for t in machine.table.outgoing.get(location, ()) for r in refs(t.guard)}
         variables = sorted(slots[r.name] for r in names if r.kind == "var")
-        pick: Callable[[tuple[Value, ...]], object] = itemgetter(*variables) if variables else (lambda v: ())
-        out[location] = (pick, any(r.kind not in ("var", "param") for r in names))
+        out[location] = (value_picker(tuple(variables)), any(r.kind not in ("var", "param") for r in names))
     return out
 
 
@@ -178,6 +181,8 @@ class _Search(AtomicWalks):
         """The same rows for every search of the table (no parameter reaches a pattern), at most
         SHARED_ROWS_LIMIT of them."""
         self._select_keys = derived(table, "explore.select_keys", lambda: _select_keys(machine))
+        self._edge_memo: dict[_EdgeKey, _Edges] = {}
+        """A call's edges by `_EdgeKey` (`_edges_shared`): another node making it adds them alone."""
         self._steps: dict[str, _Step] = {}
         self._internal_steps: dict[str, Callable[[State], State]] = {}
         self._fact_contents: dict[Facts, int] = {}
@@ -193,6 +198,9 @@ class _Search(AtomicWalks):
 
     def _chain_id(self, steps: tuple[int, ...]) -> int:
         return _intern(self._chain_ids, self.chains, steps, steps)
+
+    def _tail_id(self, tail: tuple[int, ...]) -> int:
+        return _intern(self._tail_ids, self.tails, tail, tail)
 
     def _add(self, node: Node, parent: int, label: int, calls: int, internal: int) -> int:
         """A node not seen before: its index, with its shortest path's last edge."""
@@ -292,7 +300,7 @@ class _Search(AtomicWalks):
         monitor_row = self._monitor_row
         pure_calls, call_memo = self._pure_calls, self._call_memo
         monitor_args, monitor_rows = self._monitor_args, self._monitor_rows
-        edge_memo: dict[tuple[str, tuple[Value, ...], MonitorState], _Edges] = {}
+        edge_memo = self._edge_memo
         chosen: dict[tuple[str, object, int], _Step] = {}
         fact_numbers = self._fact_numbers
         last_values: tuple[Value, ...] | None = None
@@ -346,11 +354,8 @@ class _Search(AtomicWalks):
                         continue
                 last_t = step
                 t, lids, shared, outcomes, take_internal = step
-                if atomic:
-                    if t.op is None:
-                        self._walk_internal(i, take_internal(state), mon, lids[0])
-                    else:
-                        self._walk_call(i, state, t, mon, shared)
+                if t.op is None and atomic:
+                    self._walk_internal(i, take_internal(state), mon, lids[0])
                     continue
                 if t.op is None:
                     lid = lids[0]
@@ -368,10 +373,12 @@ class _Search(AtomicWalks):
                     dst.append(j)
                     label.append(lid)
                     continue
+                same: _EdgeKey | None = None
                 if shared:
-                    edges = edge_memo.get((t.id, values, mon))
+                    same = (t.id, values, mon, c + 1 < call_limit)  # the last: atomic walks on
+                    edges = edge_memo.get(same)
                     if edges is not None:  # its successors exist: only the edges are new
-                        js, labels, low, alts = edges
+                        js, labels, low, alts, walked = edges
                         if alts:
                             e = len(dst)
                             self.alternatives.update((e + offset, list(more)) for offset, more in alts)
@@ -379,7 +386,11 @@ class _Search(AtomicWalks):
                         label.extend(labels)
                         if low <= i:
                             back.extend((i, j) for j in js if j <= i)
+                        self.intermediate += walked
                         continue
+                if atomic:
+                    self._walk_call(i, state, t, mon, same)
+                    continue
                 mons = None
                 if mon:
                     if monitor_args.get(t.op) is False:  # `_monitor_row`, its memo read here
@@ -412,8 +423,8 @@ class _Search(AtomicWalks):
                     targets[j] = len(dst)
                     dst.append(j)
                     label.append(lid)
-                if shared:
-                    edge_memo[(t.id, values, mon)] = self._edges_from(start, alternatives)
+                if same is not None:
+                    edge_memo[same] = self._edges_from(start, alternatives, 0)
             except LimitReached as exc:
                 self.complete, self.limit = False, self.limit or exc.limit
 
@@ -464,15 +475,15 @@ class _Search(AtomicWalks):
             reads = self._monitor_args[t.op] = self.monitors.reads_args(t.op)
         return t.id in self._pure_calls and not reads
 
-    def _edges_from(self, start: int, alternatives: int) -> _Edges:
+    def _edges_from(self, start: int, alternatives: int, walked: int) -> _Edges:
         """The edges from `start` on (the last node's), to give another node with the same call;
-        `alternatives` were there before them."""
+        `alternatives` were there before them, and their chains walk through `walked` states."""
         found = self.alternatives
         js = self.dst[start:]
         alts: tuple[tuple[int, tuple[int, ...]], ...] = ()
         if len(found) > alternatives:
             alts = tuple((e, tuple(found[start + e])) for e in range(len(js)) if start + e in found)
-        return js, self.label[start:], min(js, default=-1), alts
+        return js, self.label[start:], min(js, default=-1), alts, walked
 
     def _new_label(self, row: list[int], t: Transition, slot: int, outcome: int) -> int:
         """The one-step chain of `t` (and outcome), cached in its row: a chain id, which with
@@ -493,19 +504,6 @@ class _Search(AtomicWalks):
         if t is None:
             t = self._select_memo[key] = self.machine.select(state)
         return t
-
-    def _add_edges(self, i: int, edges: _Edges) -> None:
-        """Node i's edges: another node's with the same call, values and monitors (whose
-        successors exist already)."""
-        js, labels, low, alts = edges
-        dst = self.dst
-        if alts:
-            e = len(dst)
-            self.alternatives.update((e + offset, list(more)) for offset, more in alts)
-        dst.extend(js)
-        self.label.extend(labels)
-        if low <= i:
-            self.back.extend((i, j) for j in js if j <= i)
 
     def successors(self, i: int) -> list[int]:
         return self.dst[self.first_edge[i] : self.first_edge[i + 1]]
